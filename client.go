@@ -1,0 +1,60 @@
+package redisync
+
+import (
+	"github.com/redis/rueidis"
+
+	"github.com/redisync/redisync/internal/engine"
+)
+
+// Client is the shared engine for one Redis deployment: the client id, the
+// wake-up hub (one subscription per channel, shared by local waiters) and
+// the watchdog (one renewal engine for every hold). Create one per
+// deployment and share it; locks are cheap values built on it.
+type Client struct {
+	e *engine.Engine
+}
+
+func init() {
+	engine.Register(func(v any) *engine.Engine {
+		c, _ := v.(*Client)
+		if c == nil {
+			return nil
+		}
+		return c.e
+	})
+}
+
+// New returns a Client over rc. It does no I/O and starts one goroutine (the
+// watchdog). The caller keeps owning rc: Close does not close it, and rc
+// must stay open until Close returns.
+//
+// New panics if rc is nil or an option is out of range.
+func New(rc rueidis.Client, opts ...Option) *Client {
+	if rc == nil {
+		panic("redisync: New with a nil rueidis.Client")
+	}
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	o.validate()
+	return &Client{e: engine.New(rc, engine.Config{
+		WatchdogTimeout: o.watchdogTimeout,
+		MaxPoll:         o.maxPoll,
+		Logger:          o.logger,
+	})}
+}
+
+// ID returns the client's id (a random UUID), the prefix of every owner id it
+// draws.
+func (c *Client) ID() string { return c.e.ID }
+
+// Close stops renewals and subscriptions and waits for every goroutine the
+// Client started. Holds still renewed are reported lost (Done closes, Err
+// matches ErrLockLost and ErrClosed) and expire in Redis within their lease;
+// waiters in Lock return ErrClosed. Close does not release locks: Unlock
+// first. It is idempotent and always returns nil.
+func (c *Client) Close() error {
+	c.e.Close()
+	return nil
+}

@@ -1,0 +1,42 @@
+// Package redisync is Redisson's family of distributed locks and
+// synchronizers for Go, on the rueidis client.
+//
+// A Client is the shared engine for one Redis deployment. Lock types live in
+// their own packages and are built on a Client:
+//
+//	rc, _ := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{"127.0.0.1:6379"}})
+//	c := redisync.New(rc)   // no I/O; the caller keeps owning rc
+//	defer c.Close()
+//	mu := rlock.New(c, "orders:42")
+//	err := redisync.Do(ctx, mu, func(ctx context.Context) error {
+//		// ctx is cancelled with cause ErrLockLost if the lock is lost
+//		return writeWithToken(ctx, mu.Token())
+//	})
+//
+// # Ownership
+//
+// A handle (an *rlock.Mutex, ...) is one owner: it draws the owner id
+// "<client id>:<n>". Lock on the same handle nests; goroutines that must
+// exclude each other use separate handles.
+//
+// # Leases and loss
+//
+// Without a fixed lease a hold is in watchdog mode: its lease is the Client's
+// watchdog timeout, renewed every third of it in batches. When a renewal finds
+// the hold gone, or cannot confirm it before the lease would run out by the
+// local monotonic clock (less a drift margin of 1% + 2 ms), the hold's Done
+// channel closes and Err returns ErrLockLost — before another client can take
+// the lock. A fixed-lease hold reports the same when its lease runs out before
+// Unlock.
+//
+// # Safety
+//
+// A lease is not mutual exclusion: a holder paused longer than its lease (GC,
+// SIGSTOP, a slow network) can still believe it holds the lock after another
+// client took it. Every acquisition therefore carries a fencing token that is
+// strictly greater than every token issued before for that name; the resource
+// you protect should reject writes with a token lower than the highest it has
+// seen. Tokens are server time in microseconds, raised above the last token
+// when needed, so they rise across key expiry and restarts as long as the
+// server clock does not step back by more than the gap between two grants.
+package redisync

@@ -1,0 +1,24 @@
+package redisync
+
+import "github.com/redisync/redisync/internal/errs"
+
+// Sentinel errors shared by every primitive; compare with errors.Is.
+var (
+	// ErrNotHeld is returned by Unlock when the handle's owner does not hold
+	// the lock, and by Err when no hold is current.
+	ErrNotHeld = errs.ErrNotHeld
+	// ErrLockLost reports a hold that ended without Unlock: the key was
+	// deleted or expired, renewal could not be confirmed before the lease ran
+	// out, a fixed lease ran out, or the Client was closed while holding.
+	ErrLockLost = errs.ErrLockLost
+	// ErrClosed is returned by every operation after Client.Close. A hold
+	// ended by Close reports an error matching both ErrLockLost and ErrClosed.
+	ErrClosed = errs.ErrClosed
+	// ErrInvalidName is returned when a lock name cannot be used on the
+	// deployment (on a Redis Cluster: a name without a hash tag that contains
+	// '}', so its derived keys cannot share its hash slot).
+	ErrInvalidName = errs.ErrInvalidName
+	// ErrNonReentrant is returned by Lock and TryLock of a non-reentrant
+	// handle that already holds its lock.
+	ErrNonReentrant = errs.ErrNonReentrant
+)

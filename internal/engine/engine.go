@@ -1,0 +1,119 @@
+// Package engine is the machinery a redisync.Client shares with the lock
+// packages: the rueidis client, the client id, the wake-up hub, the watchdog,
+// the settings, and the waiting loop. The root package owns it; lock packages
+// reach it with FromClient.
+package engine
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/rueidis"
+
+	"github.com/redisync/redisync/internal/errs"
+	"github.com/redisync/redisync/internal/wakeup"
+	"github.com/redisync/redisync/watchdog"
+)
+
+// Config is the resolved configuration of a Client.
+type Config struct {
+	WatchdogTimeout time.Duration
+	MaxPoll         time.Duration
+	Logger          *slog.Logger // nil: no logging
+}
+
+// Engine is the shared state behind one redisync.Client.
+type Engine struct {
+	RC       rueidis.Client
+	ID       string // client uuid
+	Cluster  bool   // the deployment is a Redis Cluster
+	Publish  string // "publish", or "spublish" on a Cluster
+	Config   Config
+	Hub      *wakeup.Hub
+	Watchdog *watchdog.Watchdog
+	// LockRenewer renews rlock-layout holds (hash field = owner).
+	LockRenewer *LockRenewer
+
+	seq       atomic.Uint64
+	closed    chan struct{}
+	closeOnce sync.Once
+}
+
+// New builds the engine for rc. It does no I/O.
+func New(rc rueidis.Client, cfg Config) *Engine {
+	e := &Engine{
+		RC:      rc,
+		ID:      uuid.NewString(),
+		Cluster: rc.Mode() == rueidis.ClientModeCluster,
+		Publish: "publish",
+		Config:  cfg,
+		closed:  make(chan struct{}),
+	}
+	if e.Cluster {
+		e.Publish = "spublish"
+	}
+	e.Hub = wakeup.New(rc, e.Cluster, min(cfg.MaxPoll, 100*time.Millisecond), cfg.Logger)
+	e.Watchdog = watchdog.New(errs.LostOnClose)
+	e.LockRenewer = &LockRenewer{rc: rc, cluster: e.Cluster}
+	return e
+}
+
+// NewOwner draws an owner id "<client uuid>:<sequence>", the shape of
+// Redisson's "<uuid>:<thread id>", unique for the life of the Client.
+func (e *Engine) NewOwner() string {
+	return e.ID + ":" + strconv.FormatUint(e.seq.Add(1), 10)
+}
+
+// Closed is closed when the Client is closed.
+func (e *Engine) Closed() <-chan struct{} { return e.closed }
+
+// IsClosed reports whether the Client was closed.
+func (e *Engine) IsClosed() bool {
+	select {
+	case <-e.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Close stops the watchdog (holds are told they were lost) and the hub, and
+// waits for their goroutines. It is idempotent.
+func (e *Engine) Close() {
+	e.closeOnce.Do(func() {
+		close(e.closed)
+		e.Watchdog.Close()
+		e.Hub.Close()
+	})
+}
+
+var fromClient func(any) *Engine
+
+// Register is called once by the root package so that FromClient can reach
+// a Client's engine without the root exporting it.
+func Register(f func(any) *Engine) { fromClient = f }
+
+// FromClient returns the engine of a *redisync.Client. It panics with a clear
+// message on a nil client.
+func FromClient(c any) *Engine {
+	e := fromClient(c)
+	if e == nil {
+		panic("redisync: nil *redisync.Client")
+	}
+	return e
+}
+
+// CompensateTimeout bounds the owner-checked release sent after a cancelled
+// acquire whose outcome is unknown.
+const CompensateTimeout = 2 * time.Second
+
+// Background returns a context for cleanup that must run even though ctx
+// ended, bounded by CompensateTimeout.
+func Background(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), CompensateTimeout)
+}

@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/redisync/redisync/internal/keys"
+	"github.com/redisync/redisync/scripts"
+	"github.com/redisync/redisync/watchdog"
+)
+
+// MaxRenewBatch caps the holds renewed by one script call, so one call never
+// blocks the server for long (about a millisecond at this size).
+const MaxRenewBatch = 256
+
+// LockRenewer renews holds in the rlock layout for the watchdog: one
+// multi-key script per hash slot (all holds together on a single server),
+// at most MaxRenewBatch holds per script, every script in one DoMulti — one
+// pipelined round trip per node.
+type LockRenewer struct {
+	rc      rueidis.Client
+	cluster bool
+}
+
+// RenewTarget is a watchdog.Lease's Target for LockRenewer.
+type RenewTarget struct {
+	Item    scripts.RenewItem
+	LeaseMs string
+}
+
+// Renew implements watchdog.Renewer.
+func (r *LockRenewer) Renew(ctx context.Context, leases []*watchdog.Lease) ([]bool, error) {
+	type group struct {
+		leaseMs string
+		slot    uint16
+	}
+	groups := map[group][]int{}
+	for i, l := range leases {
+		t := l.Target.(*RenewTarget)
+		g := group{leaseMs: t.LeaseMs}
+		if r.cluster {
+			g.slot = keys.Slot(t.Item.Key)
+		}
+		groups[g] = append(groups[g], i)
+	}
+	var cmds rueidis.Commands
+	var parts [][]int
+	for g, idx := range groups {
+		for start := 0; start < len(idx); start += MaxRenewBatch {
+			part := idx[start:min(start+MaxRenewBatch, len(idx))]
+			cmds = append(cmds, scripts.LockRenewCommand(r.rc, g.leaseMs, items(leases, part)))
+			parts = append(parts, part)
+		}
+	}
+	alive := make([]bool, len(leases))
+	results := r.rc.DoMulti(ctx, cmds...)
+	for i, res := range results {
+		part := parts[i]
+		if scripts.IsNoScript(res.Error()) {
+			// Script cache flushed (restart, SCRIPT FLUSH): EVAL loads it again.
+			res = scripts.LockRenewFallback(ctx, r.rc, leases[part[0]].Target.(*RenewTarget).LeaseMs, items(leases, part))
+		}
+		ok, err := scripts.ParseRenew(res, len(part))
+		if err != nil {
+			return nil, err
+		}
+		for j, k := range part {
+			alive[k] = ok[j]
+		}
+	}
+	return alive, nil
+}
+
+func items(leases []*watchdog.Lease, idx []int) []scripts.RenewItem {
+	out := make([]scripts.RenewItem, len(idx))
+	for i, k := range idx {
+		out[i] = leases[k].Target.(*RenewTarget).Item
+	}
+	return out
+}
+
+// Millis formats a duration as the decimal milliseconds scripts expect.
+func Millis(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }

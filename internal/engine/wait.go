@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/redisync/redisync/internal/errs"
+)
+
+// Attempt makes one acquisition attempt. It reports whether it acquired and,
+// when busy, a hint of how long the current holder may keep it (0: unknown).
+type Attempt func(ctx context.Context) (acquired bool, hint time.Duration, err error)
+
+// Acquire runs the waiting loop shared by every primitive:
+//
+//  1. try once; done if acquired or on error;
+//  2. join the channel's subscription, and wait until it is confirmed (or one
+//     poll bound passes), so that no release after this point can be missed;
+//  3. try again; then wait for a wake-up, or for min(hint, MaxPoll), or for
+//     ctx — and repeat.
+//
+// It returns ctx.Err() (unwrapped) when ctx ends, and ErrClosed when the
+// Client is closed. Wake-ups are only hints: the bounded poll is what makes
+// progress certain when messages are lost.
+func (e *Engine) Acquire(ctx context.Context, channel string, try Attempt) error {
+	ok, hint, err := try(ctx)
+	if err != nil || ok {
+		return err
+	}
+	w := e.Hub.Join(channel)
+	unused := false
+	defer func() { w.Leave(unused) }()
+
+	timer := time.NewTimer(e.pollBound(hint))
+	defer timer.Stop()
+	select {
+	case <-w.Ready():
+	case <-timer.C:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-e.closed:
+		return errs.ErrClosed
+	}
+	for {
+		ok, hint, err = try(ctx)
+		if err != nil || ok {
+			if err != nil && ctx.Err() == nil {
+				unused = true // a failed attempt should not swallow a wake-up
+			}
+			return err
+		}
+		unused = false
+		timer.Reset(e.pollBound(hint))
+		select {
+		case <-w.C():
+			unused = true
+		case <-timer.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-e.closed:
+			return errs.ErrClosed
+		}
+		if !timer.Stop() {
+			select { // drain a fire that raced with the wake-up
+			case <-timer.C:
+			default:
+			}
+		}
+	}
+}
+
+// pollBound is how long to wait before the next attempt without a wake-up.
+func (e *Engine) pollBound(hint time.Duration) time.Duration {
+	d := e.Config.MaxPoll
+	if hint > 0 && hint < d {
+		d = hint
+	}
+	return max(d, time.Millisecond)
+}

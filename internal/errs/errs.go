@@ -1,0 +1,24 @@
+// Package errs holds the sentinel errors shared by every redisync package.
+// The root package re-exports them; internal packages, which the root imports,
+// use them from here.
+package errs
+
+import "errors"
+
+var (
+	// ErrNotHeld: the caller's owner does not hold the lock.
+	ErrNotHeld = errors.New("redisync: lock not held")
+	// ErrLockLost: a hold ended without Unlock (renewal failed, the key was
+	// deleted or expired, or the client was closed).
+	ErrLockLost = errors.New("redisync: lock lost")
+	// ErrClosed: the Client was closed.
+	ErrClosed = errors.New("redisync: client closed")
+	// ErrInvalidName: the name cannot be used on this deployment.
+	ErrInvalidName = errors.New("redisync: invalid name")
+	// ErrNonReentrant: a non-reentrant handle tried to lock a lock it already holds.
+	ErrNonReentrant = errors.New("redisync: non-reentrant lock already held by this owner")
+)
+
+// LostOnClose is the loss reported to holds when their Client is closed: it
+// matches both ErrLockLost and ErrClosed.
+var LostOnClose = errors.Join(ErrLockLost, ErrClosed)

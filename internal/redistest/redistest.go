@@ -1,0 +1,229 @@
+// Package redistest starts real redis-server processes for tests: free
+// loopback ports, one temp dir each, ready when they answer PING, stopped by
+// t.Cleanup. Servers run without persistence, so Restart is an amnesic
+// restart (the data is gone), and with the DEBUG command enabled for local
+// connections. Fault controls: Kill, Restart, Pause and Resume.
+package redistest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// Binary is the server executable looked up on PATH.
+const Binary = "redis-server"
+
+// startTimeout bounds how long a server may take to answer PING.
+const startTimeout = 10 * time.Second
+
+// Server is one redis-server process.
+type Server struct {
+	t    testing.TB
+	dir  string
+	port int
+
+	mu     sync.Mutex
+	proc   *os.Process // nil when not running
+	exited chan error  // receives the process's exit
+}
+
+// Start starts one server.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	return StartN(t, 1)[0]
+}
+
+// StartN starts n independent servers.
+func StartN(t testing.TB, n int) []*Server {
+	t.Helper()
+	if _, err := exec.LookPath(Binary); err != nil {
+		t.Fatalf("redistest: %s not found on PATH: install it (Debian/Ubuntu: sudo apt-get install -y redis-server; or run `make test`, which installs it)", Binary)
+	}
+	out := make([]*Server, n)
+	for i := range out {
+		s := &Server{t: t, dir: t.TempDir()}
+		var err error
+		for range 5 { // a port can be taken between probe and bind: retry
+			if s.port, err = freePort(); err != nil {
+				continue
+			}
+			if err = s.launch(); err == nil {
+				break
+			}
+		}
+		if err != nil {
+			t.Fatalf("redistest: start redis-server: %v", err)
+		}
+		t.Cleanup(s.Kill)
+		out[i] = s
+	}
+	return out
+}
+
+// Addr returns "127.0.0.1:port".
+func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
+
+// Client returns a rueidis client for this server, closed by t.Cleanup.
+func (s *Server) Client(t testing.TB) rueidis.Client {
+	t.Helper()
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{s.Addr()}, DisableCache: true})
+	if err != nil {
+		t.Fatalf("redistest: connect to %s: %v", s.Addr(), err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// Kill stops the server with SIGKILL and waits for it. Idempotent.
+func (s *Server) Kill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc == nil {
+		return
+	}
+	_ = s.proc.Signal(syscall.SIGCONT) // a paused process must be able to die
+	_ = s.proc.Kill()
+	<-s.exited
+	s.proc = nil
+}
+
+// Restart kills the server and starts a new one on the same port. Nothing
+// persists, so the new server starts empty (with an empty script cache).
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.Kill()
+	var err error
+	for range 50 { // the old socket may linger for a moment
+		if err = s.launch(); err == nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.t.Fatalf("redistest: restart on port %d: %v", s.port, err)
+}
+
+// Pause stops the process (SIGSTOP): connections stay open, nothing answers,
+// and the server's clock keeps running, so leases expire at resume.
+func (s *Server) Pause() { s.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused server (SIGCONT).
+func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc != nil {
+		_ = s.proc.Signal(sig)
+	}
+}
+
+func (s *Server) launch() error {
+	cmd := exec.Command(Binary,
+		"--port", strconv.Itoa(s.port),
+		"--bind", "127.0.0.1",
+		"--dir", s.dir,
+		"--save", "",
+		"--appendonly", "no",
+		"--enable-debug-command", "local",
+		"--daemonize", "no",
+		"--logfile", s.dir+"/redis.log",
+	)
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.Now().Add(startTimeout)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-exited:
+			logTail, _ := os.ReadFile(s.dir + "/redis.log")
+			return fmt.Errorf("redis-server exited: %v: %s", err, lastLines(string(logTail), 5))
+		default:
+		}
+		if ping(s.Addr()) {
+			s.mu.Lock()
+			s.proc, s.exited = cmd.Process, exited
+			s.mu.Unlock()
+			return nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	_ = cmd.Process.Kill()
+	<-exited
+	return fmt.Errorf("redis-server on port %d did not answer PING within %v", s.port, startTimeout)
+}
+
+// ping reports whether a server at addr answers PING, with a raw RESP
+// exchange so no client library state is involved.
+func ping(addr string) bool {
+	conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(500 * time.Millisecond))
+	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+		return false
+	}
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	return err == nil && strings.HasPrefix(line, "+PONG")
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+// Do runs one command on a fresh connection-less path of c and fails the
+// test on error; a shorthand for assertions on server state.
+func Do(t testing.TB, c rueidis.Client, args ...string) rueidis.RedisResult {
+	t.Helper()
+	res := c.Do(context.Background(), c.B().Arbitrary(args...).Build())
+	if err := res.Error(); err != nil && !rueidis.IsRedisNil(err) {
+		t.Fatalf("redistest: %v: %v", args, err)
+	}
+	return res
+}
+
+// CommandCalls returns the number of calls of a command from INFO
+// commandstats (for example "evalsha"), 0 if it was never called.
+func CommandCalls(t testing.TB, c rueidis.Client, command string) int64 {
+	t.Helper()
+	info, err := Do(t, c, "INFO", "commandstats").ToString()
+	if err != nil {
+		t.Fatalf("redistest: INFO commandstats: %v", err)
+	}
+	prefix := "cmdstat_" + strings.ToLower(command) + ":calls="
+	for _, line := range strings.Split(info, "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), prefix); ok {
+			n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
+			return n
+		}
+	}
+	return 0
+}

@@ -1,0 +1,58 @@
+package redisync
+
+import (
+	"context"
+	"errors"
+)
+
+// Locker is implemented by every lock type of redisync: rlock.Mutex,
+// fairlock.Mutex, the read and write sides of rwlock, multilock.Mutex and
+// redlock.Mutex.
+type Locker interface {
+	// Lock blocks until the lock is held or ctx ends. It returns nil,
+	// ctx.Err() (unwrapped), or an error from Redis.
+	Lock(ctx context.Context) error
+	// TryLock makes exactly one attempt; (false, nil) means busy.
+	TryLock(ctx context.Context) (bool, error)
+	// Unlock releases one hold; ErrNotHeld if this owner does not hold it.
+	Unlock(ctx context.Context) error
+	// Token is the fencing token of the current hold, 0 if none.
+	Token() uint64
+	// Done is closed when the current hold ends (unlock or loss).
+	Done() <-chan struct{}
+	// Err is nil while held, ErrLockLost after a loss, ErrNotHeld otherwise.
+	Err() error
+}
+
+// Do locks l, runs fn, and unlocks. fn's context is cancelled the moment the
+// lock is lost, with context.Cause = ErrLockLost, so fn can stop writing
+// before another holder starts. Unlock runs even if ctx ends meanwhile.
+//
+// Do returns Lock's error if the lock was never taken; otherwise fn's error
+// joined with Unlock's (ErrLockLost if the hold was lost), each reachable with
+// errors.Is.
+func Do(ctx context.Context, l Locker, fn func(ctx context.Context) error) error {
+	if err := l.Lock(ctx); err != nil {
+		return err
+	}
+	done := l.Done()
+	fnCtx, cancel := context.WithCancelCause(ctx)
+	watcher := make(chan struct{})
+	go func() {
+		defer close(watcher)
+		select {
+		case <-done:
+			if err := l.Err(); err != nil {
+				cancel(err)
+			} else {
+				cancel(ErrLockLost) // ended by someone else's Unlock of this handle
+			}
+		case <-fnCtx.Done():
+		}
+	}()
+	err := fn(fnCtx)
+	cancel(nil)
+	<-watcher
+	uerr := l.Unlock(context.WithoutCancel(ctx))
+	return errors.Join(err, uerr)
+}

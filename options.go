@@ -1,0 +1,65 @@
+package redisync
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Defaults of a Client.
+const (
+	// DefaultWatchdogTimeout is the lease of holds in watchdog mode, renewed
+	// every third of it (Redisson's lockWatchdogTimeout).
+	DefaultWatchdogTimeout = 30 * time.Second
+	// DefaultMaxPoll bounds one wait between two acquisition attempts.
+	DefaultMaxPoll = time.Second
+	// MinDuration is the smallest lease, watchdog timeout or poll interval
+	// accepted: Redis leases are whole milliseconds.
+	MinDuration = time.Millisecond
+)
+
+// Option configures a Client.
+type Option func(*options)
+
+type options struct {
+	watchdogTimeout time.Duration
+	maxPoll         time.Duration
+	logger          *slog.Logger
+}
+
+func defaultOptions() options {
+	return options{watchdogTimeout: DefaultWatchdogTimeout, maxPoll: DefaultMaxPoll}
+}
+
+// WithWatchdogTimeout sets the lease of holds in watchdog mode (locks created
+// without a fixed lease); the watchdog renews them every d/3 and reports
+// them lost when it cannot confirm a renewal within d. New panics if d is
+// below 10 ms. Default: 30s.
+func WithWatchdogTimeout(d time.Duration) Option {
+	return func(o *options) { o.watchdogTimeout = d }
+}
+
+// WithMaxPoll sets the longest a waiter sleeps between two attempts when no
+// wake-up arrives: the bound on the delay a lost pub/sub message can cause.
+// New panics if d is below 1 ms. Default: 1s.
+func WithMaxPoll(d time.Duration) Option {
+	return func(o *options) { o.maxPoll = d }
+}
+
+// WithLogger makes the Client log what it cannot report as an error (a
+// subscription that broke and is being restored). Default: no logging.
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) { o.logger = l }
+}
+
+// minWatchdogTimeout keeps the renewal interval (a third) above a few ms.
+const minWatchdogTimeout = 10 * time.Millisecond
+
+func (o *options) validate() {
+	if o.watchdogTimeout < minWatchdogTimeout {
+		panic(fmt.Sprintf("redisync: watchdog timeout %v is below the minimum %v", o.watchdogTimeout, minWatchdogTimeout))
+	}
+	if o.maxPoll < MinDuration {
+		panic(fmt.Sprintf("redisync: max poll %v is below the minimum %v", o.maxPoll, MinDuration))
+	}
+}

@@ -1,0 +1,79 @@
+package rlock
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/internal/engine"
+	"github.com/redisync/redisync/internal/keys"
+	"github.com/redisync/redisync/scripts"
+)
+
+// HoldCount returns how many holds this handle's owner has on the lock in
+// Redis (0 when it holds none).
+func (m *Mutex) HoldCount(ctx context.Context) (int, error) {
+	if err := m.check(ctx); err != nil {
+		return 0, err
+	}
+	n, err := m.e.RC.Do(ctx, m.e.RC.B().Hget().Key(m.name).Field(m.owner).Build()).AsInt64()
+	if rueidis.IsRedisNil(err) {
+		return 0, nil
+	}
+	return int(n), err
+}
+
+// IsLocked reports whether any owner holds the lock.
+func (m *Mutex) IsLocked(ctx context.Context) (bool, error) {
+	if err := m.check(ctx); err != nil {
+		return false, err
+	}
+	n, err := m.e.RC.Do(ctx, m.e.RC.B().Exists().Key(m.name).Build()).AsInt64()
+	return n == 1, err
+}
+
+// TTL returns the lock's remaining lease: 0 when it is not locked, and a
+// negative duration when the key exists without an expiry (written by
+// something other than a lock client).
+func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) {
+	if err := m.check(ctx); err != nil {
+		return 0, err
+	}
+	ms, err := m.e.RC.Do(ctx, m.e.RC.B().Pttl().Key(m.name).Build()).AsInt64()
+	switch {
+	case err != nil:
+		return 0, err
+	case ms == -2:
+		return 0, nil
+	case ms == -1:
+		return -1, nil
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
+
+// ForceUnlock deletes the lock named name whoever holds it, wakes a waiter,
+// and reports whether there was a lock to delete. The former holder finds
+// out at its next renewal (its Done closes with ErrLockLost). It is an
+// operator's tool: a correct program releases with Unlock. A key of another
+// type is left alone and reported as an error.
+func ForceUnlock(ctx context.Context, c *redisync.Client, name string) (bool, error) {
+	if ctx == nil {
+		panic("rlock: nil Context")
+	}
+	e := engine.FromClient(c)
+	if name == "" {
+		return false, fmt.Errorf("rlock: ForceUnlock with an empty name: %w", redisync.ErrInvalidName)
+	}
+	if e.IsClosed() {
+		return false, redisync.ErrClosed
+	}
+	channel, ok := keys.Derived(keys.LockChannelPrefix, name)
+	if !ok && e.Cluster {
+		return false, fmt.Errorf("rlock: name %q cannot be used on a Cluster: %w", name, redisync.ErrInvalidName)
+	}
+	token, _ := keys.Derived(keys.LockTokenPrefix, name)
+	return scripts.LockForceUnlock(ctx, e.RC, &scripts.LockKeys{Lock: name, Channel: channel, Token: token}, e.Publish)
+}

@@ -1,0 +1,18 @@
+// Package scripts holds every Lua script of redisync as a .lua file, embedded,
+// with one typed Go wrapper per script.
+//
+// Each .lua file starts with a header naming its KEYS, ARGV and reply. Scripts
+// run through rueidis's Lua type: EVALSHA with the SHA-1 computed locally, and
+// EVAL when the server answers NOSCRIPT (after SCRIPT FLUSH or a restart), so a
+// flushed script cache costs one extra round trip and is never read as a
+// result. No script here is marked retryable: acquire and release are not
+// idempotent on their own, and the callers make them safe to repeat.
+//
+// Rules every script follows:
+//   - the first write is the one that may grow memory, so an OOM error leaves
+//     nothing half-done (Redis does not roll a script back);
+//   - time comes from the server (TIME), never from a client clock;
+//   - every key and channel a script touches is passed in KEYS, so the script
+//     is legal on a Redis Cluster; the channel is published with PUBLISH on a
+//     single server and SPUBLISH on a Cluster.
+package scripts

@@ -1,0 +1,29 @@
+-- rlock_renew: extend many holds in one call (the watchdog's batch).
+--
+-- KEYS[i]      lock hash of hold i (all in one hash slot on a Cluster)
+-- ARGV[1]      lease in milliseconds
+-- ARGV[2i]     owner id of hold i
+-- ARGV[2i+1]   fencing token of hold i ("0": do not check the token)
+--
+-- Reply: array with 1 for each hold still owned (its PTTL is now at least the
+-- lease) and 0 for each hold that is gone. A renewal never creates a key and
+-- never extends a later hold of the same owner (its token differs).
+local lease = tonumber(ARGV[1])
+local alive = {}
+for i, key in ipairs(KEYS) do
+  local owner, token = ARGV[2 * i], ARGV[2 * i + 1]
+  local ok = redis.call('hexists', key, owner) == 1
+  if ok and token ~= '0' then
+    ok = redis.call('hget', key, 'redisync:token') == token
+  end
+  if ok then
+    local pttl = redis.call('pttl', key)
+    if pttl >= 0 and pttl < lease then
+      redis.call('pexpire', key, lease)
+    end
+    alive[i] = 1
+  else
+    alive[i] = 0
+  end
+end
+return alive
