@@ -2,11 +2,17 @@ module github.com/redisync/redisync
 
 go 1.26.0
 
-require github.com/stretchr/testify v1.12.1
+require (
+	github.com/google/uuid v1.6.0
+	github.com/redis/rueidis v1.0.79
+	github.com/stretchr/testify v1.11.1
+	go.uber.org/goleak v1.3.0
+)
 
 require (
-	github.com/google/uuid v1.6.0 // indirect
-	github.com/redis/rueidis v1.0.79 // indirect
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	github.com/davecgh/go-spew v1.1.1 // indirect
+	github.com/kr/text v0.2.0 // indirect
+	github.com/pmezard/go-difflib v1.0.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
+	gopkg.in/yaml.v3 v3.0.1 // indirect
 )

@@ -179,8 +179,13 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	sent := time.Now()
 	r, err := m.release(ctx, holds)
 	if err == nil && !r.Acted && r.Count > 0 {
-		// Another handle with the same owner changed the count.
-		r, err = m.release(ctx, scripts.ReleaseAny)
+		if r.Count == holds-1 {
+			// An earlier call whose reply was lost already did it.
+			r.Acted = true
+		} else {
+			// Another handle with the same owner changed the count.
+			r, err = m.release(ctx, r.Count)
+		}
 	}
 	if err != nil {
 		if final {
@@ -271,14 +276,24 @@ func (m *Mutex) attempt(ctx context.Context) (bool, time.Duration, error) {
 	if before > 0 && m.nonReentrant {
 		return false, 0, redisync.ErrNonReentrant
 	}
+	// The acquire is not cancelled with ctx: a command abandoned in flight
+	// may still run after a compensating release sent on another connection,
+	// and leave an orphan hold. Waiting for its reply (one round trip) tells
+	// us exactly what to undo.
+	actx, cancel := ctx, context.CancelFunc(nil)
+	if ctx.Done() != nil {
+		actx, cancel = context.WithTimeout(context.WithoutCancel(ctx), engine.CompensateTimeout)
+		defer cancel()
+	}
 	sent := time.Now()
-	res, err := scripts.LockAcquire(ctx, m.e.RC, &m.keys, m.leaseMs, m.owner, m.nonReentrant)
+	res, err := scripts.LockAcquire(actx, m.e.RC, &m.keys, m.leaseMs, m.owner, m.nonReentrant)
 	if err != nil {
 		if errors.Is(err, scripts.ErrNonReentrant) {
 			return false, 0, redisync.ErrNonReentrant
 		}
 		if _, ok := rueidis.IsRedisErr(err); !ok {
-			// The script may have run: undo a grant we cannot see.
+			// No reply: the script may have run. Undo a grant we cannot see;
+			// if even that fails, the hold has no renewal and expires.
 			m.compensate(ctx, before)
 		}
 		if ctx.Err() != nil {
@@ -287,7 +302,15 @@ func (m *Mutex) attempt(ctx context.Context) (bool, time.Duration, error) {
 		return false, 0, err
 	}
 	if !res.OK {
+		if ctx.Err() != nil {
+			return false, 0, ctx.Err()
+		}
 		return false, time.Duration(res.PTTL) * time.Millisecond, nil
+	}
+	if ctx.Err() != nil {
+		// Granted, but the caller has gone: give it back.
+		m.compensate(ctx, before)
+		return false, 0, ctx.Err()
 	}
 	if err := m.granted(res, sent); err != nil {
 		m.compensate(ctx, before)

@@ -227,3 +227,25 @@ func CommandCalls(t testing.TB, c rueidis.Client, command string) int64 {
 	}
 	return 0
 }
+
+// StartMain starts one server outside a test (for TestMain and Examples); the
+// caller must Kill it.
+func StartMain() (*Server, error) {
+	if _, err := exec.LookPath(Binary); err != nil {
+		return nil, fmt.Errorf("redistest: %s not found on PATH: install it (Debian/Ubuntu: sudo apt-get install -y redis-server; or run `make test`)", Binary)
+	}
+	dir, err := os.MkdirTemp("", "redistest-")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{dir: dir}
+	for range 5 {
+		if s.port, err = freePort(); err != nil {
+			continue
+		}
+		if err = s.launch(); err == nil {
+			return s, nil
+		}
+	}
+	return nil, err
+}

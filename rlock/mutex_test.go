@@ -1,0 +1,339 @@
+package rlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redisync/redisync"
+)
+
+func TestConcurrentHandlesNeverOverlapAndTokensIncrease(t *testing.T) {
+	e := setup(t)
+	const workers, total = 32, 5000
+	var (
+		inside   atomic.Int32
+		granted  atomic.Int64
+		mu       sync.Mutex
+		tokens   []uint64
+		overlaps atomic.Int32
+		wg       sync.WaitGroup
+	)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m := New(e.c, "mutex:shared")
+			for granted.Load() < total {
+				if err := m.Lock(bg()); err != nil {
+					t.Error(err)
+					return
+				}
+				if !inside.CompareAndSwap(0, 1) {
+					overlaps.Add(1)
+				}
+				mu.Lock() // the order of entries is the acquisition order
+				tokens = append(tokens, m.Token())
+				mu.Unlock()
+				granted.Add(1)
+				inside.Store(0)
+				if err := m.Unlock(bg()); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	require.Zero(t, overlaps.Load(), "critical sections overlapped")
+	require.GreaterOrEqual(t, len(tokens), total)
+	for i := 1; i < len(tokens); i++ {
+		require.Greater(t, tokens[i], tokens[i-1], "token %d did not increase", i)
+	}
+	assert.False(t, e.exists(t, "mutex:shared"), "lock key left behind")
+	assert.Zero(t, eng(e.c).Watchdog.Len(), "renewals left behind")
+}
+
+func TestReentrantHoldsCountReleaseAndPublish(t *testing.T) {
+	e := setup(t)
+	const name = "mutex:reentrant"
+	msgs := e.subscribe(t, "redisson_lock__channel:{"+name+"}")
+	m := New(e.c, name, WithLease(5*time.Second))
+	for range 3 {
+		require.NoError(t, m.Lock(bg()))
+	}
+	n, err := m.HoldCount(bg())
+	require.NoError(t, err)
+	assert.Equal(t, 3, n)
+	tok := m.Token()
+
+	// Another owner's Unlock fails and leaves the key as it was.
+	before, _ := e.do(t, "HGETALL", name).AsStrMap()
+	other := New(e.c, name)
+	assert.ErrorIs(t, other.Unlock(bg()), redisync.ErrNotHeld)
+	after, _ := e.do(t, "HGETALL", name).AsStrMap()
+	assert.Equal(t, before, after)
+
+	// Partial unlocks keep the lock and restore the lease.
+	for want := 2; want >= 1; want-- {
+		e.do(t, "PEXPIRE", name, "100")
+		require.NoError(t, m.Unlock(bg()))
+		assert.Greater(t, e.pttl(t, name), int64(1000), "lease not refreshed")
+		n, _ = m.HoldCount(bg())
+		assert.Equal(t, want, n)
+		assert.Nil(t, m.Err())
+		assert.Equal(t, tok, m.Token(), "a reentrant hold keeps its token")
+	}
+	select {
+	case msg := <-msgs:
+		t.Fatalf("partial unlock published %q", msg)
+	default:
+	}
+
+	require.NoError(t, m.Unlock(bg()))
+	assert.False(t, e.exists(t, name))
+	select {
+	case msg := <-msgs:
+		assert.Equal(t, "0", msg)
+	case <-time.After(2 * time.Second):
+		t.Fatal("final unlock did not publish")
+	}
+	assert.ErrorIs(t, m.Err(), redisync.ErrNotHeld)
+	assert.Zero(t, m.Token())
+	select {
+	case <-m.Done():
+	default:
+		t.Fatal("Done not closed after the final unlock")
+	}
+	assert.ErrorIs(t, m.Unlock(bg()), redisync.ErrNotHeld)
+	assert.Zero(t, e.dbsize(t))
+}
+
+func TestNonReentrantRelockIsAnError(t *testing.T) {
+	e := setup(t)
+	m := New(e.c, "mutex:nonreentrant", WithNonReentrant())
+	require.NoError(t, m.Lock(bg()))
+	assert.ErrorIs(t, m.Lock(bg()), redisync.ErrNonReentrant)
+	_, err := m.TryLock(bg())
+	assert.ErrorIs(t, err, redisync.ErrNonReentrant)
+	// A second handle with the same owner is refused by the script itself.
+	twin := New(e.c, "mutex:nonreentrant", WithNonReentrant(), WithOwner(m.Owner()))
+	_, err = twin.TryLock(bg())
+	assert.ErrorIs(t, err, redisync.ErrNonReentrant)
+	n, _ := m.HoldCount(bg())
+	assert.Equal(t, 1, n)
+	require.NoError(t, m.Unlock(bg()))
+	assert.Zero(t, e.dbsize(t))
+}
+
+func TestTryLockReportsBusyAsFalse(t *testing.T) {
+	e := setup(t)
+	a, b := New(e.c, "mutex:try"), New(e.c, "mutex:try")
+	ok, err := a.TryLock(bg())
+	require.NoError(t, err)
+	require.True(t, ok)
+	ok, err = b.TryLock(bg())
+	require.NoError(t, err)
+	assert.False(t, ok)
+	assert.Zero(t, b.Token())
+	locked, err := b.IsLocked(bg())
+	require.NoError(t, err)
+	assert.True(t, locked)
+	require.NoError(t, a.Unlock(bg()))
+	locked, _ = b.IsLocked(bg())
+	assert.False(t, locked)
+}
+
+func TestWatchdogKeepsAHoldAlivePastManyLeases(t *testing.T) {
+	e := setup(t, redisync.WithWatchdogTimeout(600*time.Millisecond))
+	m := New(e.c, "mutex:watchdog")
+	require.NoError(t, m.Lock(bg()))
+	end := time.Now().Add(3 * time.Second)
+	for time.Now().Before(end) {
+		require.True(t, e.exists(t, "mutex:watchdog"), "lease expired under the watchdog")
+		require.NoError(t, m.Err())
+		time.Sleep(50 * time.Millisecond)
+	}
+	assert.LessOrEqual(t, e.pttl(t, "mutex:watchdog"), int64(600))
+	require.NoError(t, m.Unlock(bg()))
+	assert.Zero(t, eng(e.c).Watchdog.Len())
+}
+
+func TestWatchdogRenewsManyHoldsInBatches(t *testing.T) {
+	e := setup(t, redisync.WithWatchdogTimeout(600*time.Millisecond))
+	const holds = 1000
+	ms := make([]*Mutex, holds)
+	for i := range ms {
+		ms[i] = New(e.c, fmt.Sprintf("mutex:batch:%d", i))
+		require.NoError(t, ms[i].Lock(bg()))
+	}
+	// Over 2 s (about 10 renewal intervals), count the scripts sent.
+	before := redistestCalls(t, e)
+	time.Sleep(2 * time.Second)
+	calls := redistestCalls(t, e) - before
+	// One renewal per hold per interval would be ~10,000 calls; batching
+	// sends ceil(1000/256) = 4 scripts per tick, a few ticks per interval.
+	t.Logf("renewal scripts for %d holds over 2s: %d", holds, calls)
+	assert.LessOrEqual(t, calls, int64(150))
+	assert.Positive(t, calls)
+	for _, m := range ms {
+		require.NoError(t, m.Err())
+		require.NoError(t, m.Unlock(bg()))
+	}
+	assert.Zero(t, e.dbsize(t))
+}
+
+func redistestCalls(t *testing.T, e *env) int64 {
+	info, err := e.do(t, "INFO", "commandstats").ToString()
+	require.NoError(t, err)
+	var total int64
+	for _, cmd := range []string{"evalsha", "eval"} {
+		total += parseCalls(info, cmd)
+	}
+	return total
+}
+
+func TestDeletedKeySignalsLossBeforeTheLeaseEnds(t *testing.T) {
+	e := setup(t, redisync.WithWatchdogTimeout(600*time.Millisecond))
+	m := New(e.c, "mutex:deleted")
+	require.NoError(t, m.Lock(bg()))
+	done := m.Done()
+	e.do(t, "DEL", "mutex:deleted")
+	deleted := time.Now()
+	select {
+	case <-done:
+	case <-time.After(600 * time.Millisecond):
+		t.Fatal("loss not signalled within the lease")
+	}
+	t.Logf("loss signalled %v after DEL", time.Since(deleted))
+	assert.ErrorIs(t, m.Err(), redisync.ErrLockLost)
+	assert.Zero(t, m.Token())
+	assert.ErrorIs(t, m.Unlock(bg()), redisync.ErrLockLost)
+	assert.ErrorIs(t, m.Err(), redisync.ErrLockLost)
+	assert.Zero(t, eng(e.c).Watchdog.Len())
+}
+
+func TestDoCancelsWithCauseWhenTheLockIsLost(t *testing.T) {
+	e := setup(t, redisync.WithWatchdogTimeout(600*time.Millisecond))
+	m := New(e.c, "mutex:do")
+	var cause error
+	err := redisync.Do(bg(), m, func(ctx context.Context) error {
+		e.do(t, "DEL", "mutex:do")
+		select {
+		case <-ctx.Done():
+			cause = context.Cause(ctx)
+			return ctx.Err()
+		case <-time.After(5 * time.Second):
+			return errors.New("not cancelled")
+		}
+	})
+	assert.ErrorIs(t, cause, redisync.ErrLockLost)
+	assert.ErrorIs(t, err, redisync.ErrLockLost)
+	assert.ErrorIs(t, err, context.Canceled)
+}
+
+func TestDoUnlocksAfterTheFunction(t *testing.T) {
+	e := setup(t)
+	m := New(e.c, "mutex:do-ok")
+	err := redisync.Do(bg(), m, func(ctx context.Context) error {
+		assert.True(t, e.exists(t, "mutex:do-ok"))
+		assert.NotZero(t, m.Token())
+		return nil
+	})
+	require.NoError(t, err)
+	assert.False(t, e.exists(t, "mutex:do-ok"))
+}
+
+func TestPausedServerSignalsLossBeforeTheLeaseEnds(t *testing.T) {
+	e := setup(t, redisync.WithWatchdogTimeout(600*time.Millisecond))
+	m := New(e.c, "mutex:paused")
+	require.NoError(t, m.Lock(bg()))
+	done := m.Done()
+	paused := time.Now()
+	e.srv.Pause()
+	select {
+	case <-done:
+	case <-time.After(600 * time.Millisecond):
+		e.srv.Resume()
+		t.Fatal("loss not signalled within the lease while the server was paused")
+	}
+	t.Logf("loss signalled %v after pause", time.Since(paused))
+	assert.ErrorIs(t, m.Err(), redisync.ErrLockLost)
+	time.Sleep(700*time.Millisecond - time.Since(paused)) // let the lease run out on the server's clock
+	e.srv.Resume()
+	other := New(e.client(t), "mutex:paused")
+	eventually(t, 5*time.Second, func() bool {
+		ok, err := other.TryLock(bg())
+		return err == nil && ok
+	}, "another client acquires after the lease ran out")
+	require.NoError(t, other.Unlock(bg()))
+}
+
+func TestStoppedRenewalHandsOverWithinLeasePlusPoll(t *testing.T) {
+	const poll = 200 * time.Millisecond
+	t.Run("fixed lease", func(t *testing.T) {
+		e := setup(t, redisync.WithMaxPoll(poll))
+		const name = "mutex:fixed"
+		msgs := e.subscribe(t, "redisson_lock__channel:{"+name+"}")
+		holder := New(e.c, name, WithLease(500*time.Millisecond))
+		require.NoError(t, holder.Lock(bg()))
+		start := time.Now()
+		waiter := New(e.client(t), name)
+		require.NoError(t, waiter.Lock(bg()))
+		elapsed := time.Since(start)
+		assert.Less(t, elapsed, 500*time.Millisecond+poll+300*time.Millisecond)
+		assert.Empty(t, msgs, "no message is published when a lease runs out")
+		// The holder was told its lease ran out.
+		assert.ErrorIs(t, holder.Err(), redisync.ErrLockLost)
+		require.NoError(t, waiter.Unlock(bg()))
+	})
+	t.Run("client closed", func(t *testing.T) {
+		e := setup(t, redisync.WithMaxPoll(poll))
+		const name = "mutex:closed"
+		msgs := e.subscribe(t, "redisson_lock__channel:{"+name+"}")
+		c1 := e.client(t, redisync.WithWatchdogTimeout(500*time.Millisecond))
+		holder := New(c1, name)
+		require.NoError(t, holder.Lock(bg()))
+		require.NoError(t, c1.Close())
+		closed := time.Now()
+		assert.ErrorIs(t, holder.Err(), redisync.ErrLockLost)
+		assert.ErrorIs(t, holder.Err(), redisync.ErrClosed)
+		waiter := New(e.c, name)
+		require.NoError(t, waiter.Lock(bg()))
+		assert.Less(t, time.Since(closed), 500*time.Millisecond+poll+300*time.Millisecond)
+		assert.Empty(t, msgs)
+		require.NoError(t, waiter.Unlock(bg()))
+	})
+}
+
+func TestWaiterIsHandedTheLockByPubSub(t *testing.T) {
+	e := setup(t, redisync.WithMaxPoll(30*time.Second))
+	const name = "mutex:handoff"
+	holder := New(e.c, name)
+	require.NoError(t, holder.Lock(bg()))
+	waiter := New(e.client(t, redisync.WithMaxPoll(30*time.Second)), name)
+	got := make(chan time.Time, 1)
+	go func() {
+		if err := waiter.Lock(bg()); err == nil {
+			got <- time.Now()
+		}
+		close(got)
+	}()
+	// Let the waiter subscribe and go to sleep.
+	waitSubscribed(t, e, "redisson_lock__channel:{"+name+"}")
+	time.Sleep(50 * time.Millisecond)
+	released := time.Now()
+	require.NoError(t, holder.Unlock(bg()))
+	at, ok := <-got
+	require.True(t, ok, "waiter failed")
+	t.Logf("hand-off took %v", at.Sub(released))
+	assert.Less(t, at.Sub(released), 250*time.Millisecond, "hand-off must not wait for the 30s poll")
+	require.NoError(t, waiter.Unlock(bg()))
+}
