@@ -1,0 +1,19 @@
+# Tests run against real redis-server processes (internal/redistest).
+.PHONY: test demo bench redis-server
+
+test: redis-server
+	go vet ./...
+	go test -race -count=1 ./...
+
+demo:
+	go run ./cmd/redisync demo
+
+bench: redis-server
+	go test -run '^$$' -bench . -benchmem ./rlock
+
+# Installs Debian's redis-server when it is missing (needs root, as on CI).
+redis-server:
+	@command -v redis-server >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" -ne 0 ]; then echo "redis-server is missing: run 'sudo apt-get install -y redis-server'"; exit 1; fi; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }
+	@redis-server --version
