@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -141,18 +139,6 @@ func waitSubscribed(t *testing.T, e *env, channel string) {
 		n, _ := vals[1].AsInt64()
 		return n > 0
 	}, "waiter subscribed to "+channel)
-}
-
-// parseCalls reads cmdstat_<cmd>:calls=N from INFO commandstats.
-func parseCalls(info, cmd string) int64 {
-	prefix := "cmdstat_" + cmd + ":calls="
-	for _, line := range strings.Split(info, "\n") {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), prefix); ok {
-			n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
-			return n
-		}
-	}
-	return 0
 }
 
 func rueidisNil(err error) bool { return rueidis.IsRedisNil(err) }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/internal/redistest"
 )
 
 func TestConcurrentHandlesNeverOverlapAndTokensIncrease(t *testing.T) {
@@ -191,13 +192,7 @@ func TestWatchdogRenewsManyHoldsInBatches(t *testing.T) {
 }
 
 func redistestCalls(t *testing.T, e *env) int64 {
-	info, err := e.do(t, "INFO", "commandstats").ToString()
-	require.NoError(t, err)
-	var total int64
-	for _, cmd := range []string{"evalsha", "eval"} {
-		total += parseCalls(info, cmd)
-	}
-	return total
+	return redistest.CommandCalls(t, e.rc, "evalsha") + redistest.CommandCalls(t, e.rc, "eval")
 }
 
 func TestDeletedKeySignalsLossBeforeTheLeaseEnds(t *testing.T) {
@@ -252,21 +247,24 @@ func TestDoUnlocksAfterTheFunction(t *testing.T) {
 }
 
 func TestPausedServerSignalsLossBeforeTheLeaseEnds(t *testing.T) {
-	e := setup(t, redisync.WithWatchdogTimeout(600*time.Millisecond))
+	// The server's clock keeps running while it is paused, so the lease runs
+	// out at (acquire sent + lease) at the latest; Done must close before.
+	const lease = 2 * time.Second
+	e := setup(t, redisync.WithWatchdogTimeout(lease))
 	m := New(e.c, "mutex:paused")
+	start := time.Now()
 	require.NoError(t, m.Lock(bg()))
 	done := m.Done()
-	paused := time.Now()
 	e.srv.Pause()
 	select {
 	case <-done:
-	case <-time.After(600 * time.Millisecond):
+	case <-time.After(lease - time.Since(start)):
 		e.srv.Resume()
 		t.Fatal("loss not signalled within the lease while the server was paused")
 	}
-	t.Logf("loss signalled %v after pause", time.Since(paused))
+	t.Logf("loss signalled %v after the acquire was sent", time.Since(start))
 	assert.ErrorIs(t, m.Err(), redisync.ErrLockLost)
-	time.Sleep(700*time.Millisecond - time.Since(paused)) // let the lease run out on the server's clock
+	time.Sleep(lease + 100*time.Millisecond - time.Since(start)) // let the lease run out on the server's clock
 	e.srv.Resume()
 	other := New(e.client(t), "mutex:paused")
 	eventually(t, 5*time.Second, func() bool {
