@@ -42,11 +42,7 @@ func Do(ctx context.Context, l Locker, fn func(ctx context.Context) error) error
 		defer close(watcher)
 		select {
 		case <-done:
-			if err := l.Err(); err != nil {
-				cancel(err)
-			} else {
-				cancel(ErrLockLost) // ended by someone else's Unlock of this handle
-			}
+			cancel(l.Err()) // ErrLockLost after a loss
 		case <-fnCtx.Done():
 		}
 	}()

@@ -111,7 +111,7 @@ type RenewItem struct {
 	Token uint64 // 0: do not check the token
 }
 
-// LockRenewCommands builds one EVALSHA of rlock_renew.lua for a batch of
+// LockRenewCommand builds one EVALSHA of rlock_renew.lua for a batch of
 // holds that share a hash slot (or a single server).
 func LockRenewCommand(c rueidis.Client, leaseMs string, items []RenewItem) rueidis.Completed {
 	keys, args := renewArgs(leaseMs, items)

@@ -16,8 +16,8 @@ import (
 	"github.com/redisync/redisync/rlock"
 )
 
-// lockStats is what the demo learns about one lock; guarded by the lock itself
-// (only the holder writes it), plus mu for the final read.
+// lockStats is what the demo learns about one lock, guarded by the demo's mu
+// (so an overlap of two holders is observed, not a data race).
 type lockStats struct {
 	name         string
 	acquisitions int

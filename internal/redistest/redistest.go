@@ -199,8 +199,8 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, " | ")
 }
 
-// Do runs one command on a fresh connection-less path of c and fails the
-// test on error; a shorthand for assertions on server state.
+// Do runs one command on c and fails the test on an error other than nil;
+// a shorthand for assertions on server state.
 func Do(t testing.TB, c rueidis.Client, args ...string) rueidis.RedisResult {
 	t.Helper()
 	res := c.Do(context.Background(), c.B().Arbitrary(args...).Build())
