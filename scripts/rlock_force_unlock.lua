@@ -1,4 +1,5 @@
 -- rlock_force_unlock: delete a lock whoever holds it (operator action).
+-- Runs with lib.lua prepended.
 --
 -- KEYS[1]  lock hash
 -- KEYS[2]  lock channel
@@ -16,9 +17,6 @@ if kind ~= 'hash' then
 end
 local token = tonumber(redis.call('hget', KEYS[1], 'redisync:token') or '0')
 redis.call('del', KEYS[1])
-local t = redis.call('time')
-if token >= tonumber(t[1]) * 1000000 + tonumber(t[2]) then
-  redis.call('set', KEYS[3], string.format('%.0f', token), 'PX', 1000)
-end
+keep_token(token, KEYS[3])
 redis.call(ARGV[1], KEYS[2], '0')
 return 1

@@ -1,4 +1,5 @@
 -- rlock_renew: extend many holds in one call (the watchdog's batch).
+-- Runs with lib.lua prepended.
 --
 -- KEYS[i]      lock hash of hold i (all in one hash slot on a Cluster)
 -- ARGV[1]      lease in milliseconds
@@ -17,10 +18,7 @@ for i, key in ipairs(KEYS) do
     ok = redis.call('hget', key, 'redisync:token') == token
   end
   if ok then
-    local pttl = redis.call('pttl', key)
-    if pttl >= 0 and pttl < lease then
-      redis.call('pexpire', key, lease)
-    end
+    extend(key, lease)
     alive[i] = 1
   else
     alive[i] = 0

@@ -17,6 +17,7 @@ import (
 
 	"github.com/redisync/redisync/internal/errs"
 	"github.com/redisync/redisync/internal/wakeup"
+	"github.com/redisync/redisync/scripts"
 	"github.com/redisync/redisync/watchdog"
 )
 
@@ -36,8 +37,9 @@ type Engine struct {
 	Config   Config
 	Hub      *wakeup.Hub
 	Watchdog *watchdog.Watchdog
-	// LockRenewer renews rlock-layout holds (hash field = owner).
-	LockRenewer *LockRenewer
+	// LockRenewer renews holds in the lock layout (rlock, fairlock: hash
+	// field <owner> = count); RWLockRenewer renews rwlock read and write holds.
+	LockRenewer, RWLockRenewer *BatchRenewer
 
 	seq       atomic.Uint64
 	closed    chan struct{}
@@ -59,7 +61,8 @@ func New(rc rueidis.Client, cfg Config) *Engine {
 	}
 	e.Hub = wakeup.New(rc, e.Cluster, min(cfg.MaxPoll, 100*time.Millisecond), cfg.Logger)
 	e.Watchdog = watchdog.New(errs.LostOnClose)
-	e.LockRenewer = &LockRenewer{rc: rc, cluster: e.Cluster}
+	e.LockRenewer = &BatchRenewer{rc: rc, cluster: e.Cluster, script: scripts.LockRenew}
+	e.RWLockRenewer = &BatchRenewer{rc: rc, cluster: e.Cluster, script: scripts.RWLockRenew}
 	return e
 }
 

@@ -16,23 +16,24 @@ import (
 // blocks the server for long (about a millisecond at this size).
 const MaxRenewBatch = 256
 
-// LockRenewer renews holds in the rlock layout for the watchdog: one
-// multi-key script per hash slot (all holds together on a single server),
-// at most MaxRenewBatch holds per script, every script in one DoMulti — one
+// BatchRenewer renews holds of one layout for the watchdog: one multi-key
+// renewal script per hash slot (all holds together on a single server), at
+// most MaxRenewBatch holds per script, every script in one DoMulti — one
 // pipelined round trip per node.
-type LockRenewer struct {
+type BatchRenewer struct {
 	rc      rueidis.Client
 	cluster bool
+	script  *scripts.RenewScript
 }
 
-// RenewTarget is a watchdog.Lease's Target for LockRenewer.
+// RenewTarget is a watchdog.Lease's Target for a BatchRenewer.
 type RenewTarget struct {
 	Item    scripts.RenewItem
 	LeaseMs string
 }
 
 // Renew implements watchdog.Renewer.
-func (r *LockRenewer) Renew(ctx context.Context, leases []*watchdog.Lease) ([]bool, error) {
+func (r *BatchRenewer) Renew(ctx context.Context, leases []*watchdog.Lease) ([]bool, error) {
 	type group struct {
 		leaseMs string
 		slot    uint16
@@ -51,7 +52,7 @@ func (r *LockRenewer) Renew(ctx context.Context, leases []*watchdog.Lease) ([]bo
 	for g, idx := range groups {
 		for start := 0; start < len(idx); start += MaxRenewBatch {
 			part := idx[start:min(start+MaxRenewBatch, len(idx))]
-			cmds = append(cmds, scripts.LockRenewCommand(r.rc, g.leaseMs, items(leases, part)))
+			cmds = append(cmds, r.script.Command(r.rc, g.leaseMs, items(leases, part)))
 			parts = append(parts, part)
 		}
 	}
@@ -61,7 +62,7 @@ func (r *LockRenewer) Renew(ctx context.Context, leases []*watchdog.Lease) ([]bo
 		part := parts[i]
 		if scripts.IsNoScript(res.Error()) {
 			// Script cache flushed (restart, SCRIPT FLUSH): EVAL loads it again.
-			res = scripts.LockRenewFallback(ctx, r.rc, leases[part[0]].Target.(*RenewTarget).LeaseMs, items(leases, part))
+			res = r.script.Fallback(ctx, r.rc, leases[part[0]].Target.(*RenewTarget).LeaseMs, items(leases, part))
 		}
 		ok, err := scripts.ParseRenew(res, len(part))
 		if err != nil {

@@ -1,0 +1,313 @@
+// Package hold is the reentrant hold of one owner on one lock: the state
+// machine every lock handle shares (rlock, fairlock, both sides of rwlock).
+//
+// A Hold knows the owner's hold count as last seen in Redis, the fencing
+// token, the Done channel and the watchdog registration of the current hold.
+// It runs a primitive's acquire script through Attempt and its release
+// script through Unlock, and makes both safe against lost replies and
+// cancellation:
+//
+//   - an acquire is never abandoned in flight (its reply, one round trip,
+//     decides what to undo); a grant the caller no longer wants is undone
+//     with an owner-checked release that acts only on the count it created;
+//   - a release names the count it expects to find, so a repeated release
+//     never decrements twice;
+//   - a hold the watchdog reports lost closes Done, and the next Unlock
+//     removes whatever is left of it and reports the loss.
+package hold
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/redisync/redisync/internal/engine"
+	"github.com/redisync/redisync/internal/errs"
+	"github.com/redisync/redisync/scripts"
+	"github.com/redisync/redisync/watchdog"
+)
+
+// AcquireFunc runs a primitive's acquire script once.
+type AcquireFunc func(ctx context.Context) (scripts.Acquired, error)
+
+// Config describes the lock a Hold runs on.
+type Config struct {
+	Engine       *engine.Engine
+	Lease        time.Duration // the lease of each acquisition
+	Fixed        bool          // no renewal: the hold ends at its lease
+	NonReentrant bool
+	// Release runs the release script with an expectation (a hold count,
+	// scripts.ReleaseAny or scripts.ReleaseAll).
+	Release func(ctx context.Context, expected int64) (scripts.Released, error)
+	// Renewer renews the hold's lease; Target builds its watchdog target
+	// for a hold with the given token.
+	Renewer watchdog.Renewer
+	Target  func(token uint64) any
+}
+
+// Hold is one owner's reentrant hold; all methods are safe for concurrent use.
+type Hold struct {
+	cfg Config
+
+	// op serializes acquire and release round trips, so the hold count sent
+	// as "expected" is never stale.
+	op sync.Mutex
+
+	mu       sync.Mutex
+	holds    int64           // the owner's hold count in Redis, as last seen
+	token    uint64          // fencing token of the current hold
+	done     chan struct{}   // closed when the current hold ends
+	err      error           // nil while held; why the last hold ended otherwise
+	renewal  *watchdog.Lease // the current hold's registration with the watchdog
+	lost     bool            // the last hold was lost: Unlock cleans up and reports it
+	released bool            // a final release was sent and its reply lost
+}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// New returns a Hold with no hold.
+func New(cfg Config) *Hold {
+	return &Hold{cfg: cfg, done: closedChan, err: errs.ErrNotHeld}
+}
+
+// Attempt makes one acquisition with acquire, in the shape of engine.Attempt:
+// whether it acquired, and when busy the wait hint from the script.
+func (h *Hold) Attempt(ctx context.Context, acquire AcquireFunc) (bool, time.Duration, error) {
+	h.op.Lock()
+	defer h.op.Unlock()
+	e := h.cfg.Engine
+	if e.IsClosed() {
+		return false, 0, errs.ErrClosed
+	}
+	h.mu.Lock()
+	before := h.holds
+	h.mu.Unlock()
+	if before > 0 && h.cfg.NonReentrant {
+		return false, 0, errs.ErrNonReentrant
+	}
+	// The acquire is not cancelled with ctx: a command abandoned in flight
+	// may still run after a compensating release sent on another connection,
+	// and leave an orphan hold. Waiting for its reply (one round trip) tells
+	// us exactly what to undo.
+	actx := ctx
+	if ctx.Done() != nil {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(context.WithoutCancel(ctx), engine.CompensateTimeout)
+		defer cancel()
+	}
+	sent := time.Now()
+	res, err := acquire(actx)
+	if err != nil {
+		if errors.Is(err, scripts.ErrNonReentrant) {
+			return false, 0, errs.ErrNonReentrant
+		}
+		if !scripts.IsReply(err) {
+			// No reply: the script may have run. Undo a grant we cannot see;
+			// if even that fails, the hold has no renewal and expires.
+			h.compensate(ctx, before)
+		}
+		if ctx.Err() != nil {
+			return false, 0, ctx.Err()
+		}
+		return false, 0, err
+	}
+	if !res.OK {
+		if ctx.Err() != nil {
+			return false, 0, ctx.Err()
+		}
+		return false, time.Duration(res.PTTL) * time.Millisecond, nil
+	}
+	if ctx.Err() != nil {
+		// Granted, but the caller has gone: give it back.
+		h.compensate(ctx, before)
+		return false, 0, ctx.Err()
+	}
+	if err := h.granted(res, sent); err != nil {
+		h.compensate(ctx, before)
+		return false, 0, err
+	}
+	return true, 0, nil
+}
+
+// granted records a successful acquisition.
+func (h *Hold) granted(res scripts.Acquired, sent time.Time) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.holds = res.Count
+	w := h.cfg.Engine.Watchdog
+	if h.renewal != nil { // re-entered: the lease was extended
+		w.Confirm(h.renewal, sent)
+		return nil
+	}
+	l := &watchdog.Lease{TTL: h.cfg.Lease, Fixed: h.cfg.Fixed, Target: h.cfg.Target(res.Token)}
+	if !h.cfg.Fixed {
+		l.Renewer = h.cfg.Renewer
+	}
+	l.OnLost = func(err error) { h.onLost(l, err) }
+	if err := w.Add(l, sent); err != nil {
+		h.holds = 0
+		return errs.ErrClosed
+	}
+	h.renewal, h.token, h.err, h.lost, h.released = l, res.Token, nil, false, false
+	h.done = make(chan struct{})
+	return nil
+}
+
+// compensate undoes a grant whose reply we did not see or no longer want:
+// the owner's count is either before (nothing happened) or before+1, and
+// the release acts only in the second case.
+func (h *Hold) compensate(ctx context.Context, before int64) {
+	bctx, cancel := engine.Background(ctx)
+	defer cancel()
+	r, err := h.cfg.Release(bctx, before+1)
+	if err != nil || !r.Acted {
+		return
+	}
+	h.mu.Lock()
+	h.holds = r.Count
+	h.mu.Unlock()
+}
+
+// Unlock releases one hold; see rlock.Mutex.Unlock for the contract.
+func (h *Hold) Unlock(ctx context.Context) error {
+	h.op.Lock()
+	defer h.op.Unlock()
+
+	h.mu.Lock()
+	holds, lost, released, renewal := h.holds, h.lost, h.released, h.renewal
+	h.mu.Unlock()
+
+	switch {
+	case holds == 0 && lost:
+		return h.cleanUpLost(ctx)
+	case holds == 0 && released:
+		// The reply to the final release was lost: confirm it.
+		r, err := h.cfg.Release(ctx, 1)
+		if err != nil {
+			return err
+		}
+		h.mu.Lock()
+		h.released = false
+		h.mu.Unlock()
+		if r.Acted || r.Count == 0 {
+			return nil
+		}
+		return errs.ErrNotHeld
+	case holds == 0:
+		// No hold on this handle: an owner resumed with WithOwner may still
+		// hold one in Redis.
+		r, err := h.cfg.Release(ctx, scripts.ReleaseAny)
+		if err != nil {
+			return err
+		}
+		if !r.Acted {
+			return errs.ErrNotHeld
+		}
+		return nil
+	}
+
+	w := h.cfg.Engine.Watchdog
+	final := holds == 1
+	if final && !w.Remove(renewal) {
+		// Lost while we were getting here; the watchdog has told the hold.
+		return h.cleanUpLost(ctx)
+	}
+	sent := time.Now()
+	r, err := h.cfg.Release(ctx, holds)
+	if err == nil && !r.Acted && r.Count > 0 {
+		if r.Count == holds-1 {
+			// An earlier call whose reply was lost already did it.
+			r.Acted = true
+		} else {
+			// Another handle with the same owner changed the count.
+			r, err = h.cfg.Release(ctx, r.Count)
+		}
+	}
+	if err != nil {
+		if final {
+			// Renewal has stopped, so the lock ends within its lease anyway.
+			h.end(renewal, errs.ErrNotHeld, false)
+			h.mu.Lock()
+			h.released = true
+			h.mu.Unlock()
+		}
+		return err
+	}
+	if !r.Acted {
+		// Our field is gone: the lease ran out or the key was deleted.
+		w.Remove(renewal)
+		h.end(renewal, errs.ErrLockLost, false)
+		return errs.ErrLockLost
+	}
+	h.mu.Lock()
+	h.holds = r.Count
+	h.mu.Unlock()
+	if r.Count == 0 {
+		h.end(renewal, errs.ErrNotHeld, false)
+	} else if final {
+		w.Add(renewal, sent) // a shared owner still holds: keep renewing
+	}
+	return nil
+}
+
+// cleanUpLost removes whatever is left of a lost hold and reports the loss.
+func (h *Hold) cleanUpLost(ctx context.Context) error {
+	if _, err := h.cfg.Release(ctx, scripts.ReleaseAll); err == nil {
+		h.mu.Lock()
+		h.lost = false
+		h.mu.Unlock()
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.err
+}
+
+// Count is the hold count as this handle last saw it in Redis.
+func (h *Hold) Count() int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.holds
+}
+
+// Token is the fencing token of the current hold, 0 if none.
+func (h *Hold) Token() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.token
+}
+
+// Done is closed when the current hold ends; closed when there is none.
+func (h *Hold) Done() <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.done
+}
+
+// Err is nil while held, matches ErrLockLost after a loss, and is
+// ErrNotHeld otherwise.
+func (h *Hold) Err() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.err
+}
+
+// onLost is the watchdog's callback for hold l.
+func (h *Hold) onLost(l *watchdog.Lease, cause error) {
+	err := errs.ErrLockLost
+	if !errors.Is(cause, watchdog.ErrLost) {
+		err = cause // the Client was closed: matches ErrLockLost and ErrClosed
+	}
+	h.end(l, err, true)
+}
+
+// end ends hold l (if it is still current) with the given reason.
+func (h *Hold) end(l *watchdog.Lease, reason error, lost bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.renewal != l || l == nil {
+		return
+	}
+	h.renewal, h.holds, h.token, h.err, h.lost = nil, 0, 0, reason, lost
+	close(h.done)
+}

@@ -1,0 +1,56 @@
+package scripts
+
+import (
+	"context"
+	_ "embed"
+	"strconv"
+
+	"github.com/redis/rueidis"
+)
+
+var (
+	//go:embed fair_acquire.lua
+	fairAcquireSrc string
+	//go:embed fair_release.lua
+	fairReleaseSrc string
+	//go:embed fair_leave.lua
+	fairLeaveSrc string
+
+	fairAcquire = newScript(fairAcquireSrc)
+	fairRelease = newScript(fairReleaseSrc)
+	fairLeave   = newScript(fairLeaveSrc)
+)
+
+// FairKeys names the keys of one fair lock.
+type FairKeys struct {
+	Lock       string // the hash (lock layout), named by the raw lock name
+	Queue      string // zset owner -> arrival
+	Heartbeats string // zset owner -> heartbeat deadline
+	Token      string // last-token key
+	Channel    string // waiter channel prefix: waiter O listens on Channel + ":" + O
+}
+
+// WaiterChannel is the channel on which owner is told it heads the queue of
+// a free lock.
+func (k *FairKeys) WaiterChannel(owner string) string { return k.Channel + ":" + owner }
+
+// FairAcquire runs fair_acquire.lua. waiterTimeoutMs "0" makes one attempt
+// without joining the queue (TryLock).
+func FairAcquire(ctx context.Context, c rueidis.Client, k *FairKeys, leaseMs, owner string, nonReentrant bool, waiterTimeoutMs, publish string) (Acquired, error) {
+	return parseAcquired(fairAcquire.Exec(ctx, c,
+		[]string{k.Lock, k.Queue, k.Heartbeats, k.Token, k.Channel},
+		[]string{leaseMs, owner, flag(nonReentrant), waiterTimeoutMs, publish}))
+}
+
+// FairRelease runs fair_release.lua (the contract of LockRelease).
+func FairRelease(ctx context.Context, c rueidis.Client, k *FairKeys, owner, leaseMs string, expected int64, publish string) (Released, error) {
+	return parseReleased(fairRelease.Exec(ctx, c,
+		[]string{k.Lock, k.Queue, k.Heartbeats, k.Token, k.Channel},
+		[]string{owner, leaseMs, strconv.FormatInt(expected, 10), publish}))
+}
+
+// FairLeave runs fair_leave.lua: it reports whether owner was queued.
+func FairLeave(ctx context.Context, c rueidis.Client, k *FairKeys, owner, publish string) (bool, error) {
+	n, err := fairLeave.Exec(ctx, c, []string{k.Lock, k.Queue, k.Heartbeats, k.Channel}, []string{owner, publish}).AsInt64()
+	return n == 1, err
+}

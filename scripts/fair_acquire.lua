@@ -1,0 +1,73 @@
+-- fair_acquire: take, re-enter, or queue for a fair (FIFO) lock. Runs with
+-- lib.lua prepended.
+--
+-- KEYS[1]  lock hash (the rlock layout: <owner> = hold count,
+--          "redisync:token" = fencing token)
+-- KEYS[2]  queue: zset owner -> arrival (server time in µs; ties broken so
+--          that arrivals strictly increase)
+-- KEYS[3]  heartbeats: zset owner -> deadline (server time in ms); a waiter
+--          whose deadline passes is dropped from both zsets
+-- KEYS[4]  last-token key
+-- KEYS[5]  waiter channel prefix; waiter O listens on "<prefix>:O"
+-- ARGV[1]  lease in milliseconds
+-- ARGV[2]  owner id
+-- ARGV[3]  "1" for a non-reentrant lock, "0" otherwise
+-- ARGV[4]  waiter timeout in ms; "0" for TryLock: never enqueue
+-- ARGV[5]  "publish" or "spublish"
+--
+-- Reply: {token, count} acquired; when busy, a wait hint in ms: the lock's
+-- PTTL while it is held, or the time until the head's heartbeat deadline
+-- while the lock is free but another waiter is first in line (-1: the hash
+-- has no expiry); error NON_REENTRANT.
+--
+-- The lock is granted only to the queue's head, or to anyone while the queue
+-- is empty. Every call (acquire, release, leave) first drops dead waiters;
+-- when that makes someone else head of a free lock, that waiter is woken.
+local owner = ARGV[2]
+local lease = tonumber(ARGV[1])
+local wait = tonumber(ARGV[4])
+local now = now_us()
+local now_ms = math.floor(now / 1000)
+
+local purged = drop_dead_waiters(KEYS[2], KEYS[3], now_ms)
+
+if redis.call('hexists', KEYS[1], owner) == 1 then
+  return reenter(KEYS[1], owner, lease, ARGV[3])
+end
+local free = redis.call('exists', KEYS[1]) == 0
+local head = redis.call('zrange', KEYS[2], 0, 0)[1]
+if free and (head == nil or head == owner) then
+  if head == owner then
+    redis.call('zrem', KEYS[2], owner)
+    redis.call('zrem', KEYS[3], owner)
+  end
+  return grant(KEYS[1], owner, lease, KEYS[4])
+end
+if free and purged then
+  wake_head(KEYS[2], KEYS[5], ARGV[5])
+end
+if wait == 0 then
+  if free then
+    return 1
+  end
+  return redis.call('pttl', KEYS[1])
+end
+-- Join the queue (keeping the place already held), and heartbeat.
+if not redis.call('zscore', KEYS[2], owner) then
+  local arrival = now
+  local tail = redis.call('zrange', KEYS[2], -1, -1, 'withscores')
+  if tail[2] and tonumber(tail[2]) >= arrival then
+    arrival = tonumber(tail[2]) + 1
+  end
+  redis.call('zadd', KEYS[2], string.format('%.0f', arrival), owner)
+end
+redis.call('zadd', KEYS[3], now_ms + wait, owner)
+expire_at_least(KEYS[2], wait)
+expire_at_least(KEYS[3], wait)
+if not free then
+  return redis.call('pttl', KEYS[1])
+end
+-- Free, but another live waiter is first: check again when its heartbeat
+-- would run out (it normally takes the lock long before).
+local deadline = tonumber(redis.call('zscore', KEYS[3], head) or now_ms)
+return math.max(1, deadline - now_ms)

@@ -1,0 +1,22 @@
+-- fair_release: undo one hold (or all) of an owner, idempotently, and hand a
+-- free lock to the queue's head. Runs with lib.lua prepended.
+--
+-- KEYS[1]  lock hash
+-- KEYS[2]  queue zset
+-- KEYS[3]  heartbeat zset
+-- KEYS[4]  last-token key
+-- KEYS[5]  waiter channel prefix
+-- ARGV[1]  owner id
+-- ARGV[2]  lease in milliseconds, applied when holds remain
+-- ARGV[3]  expected hold count before this release (n > 0, 0 = any, -1 =
+--          all), as in rlock_release.lua
+-- ARGV[4]  "publish" or "spublish"
+--
+-- Reply: {acted, count} as rlock_release.lua. A full release deletes the hash
+-- and publishes "0" on the channel of the first live waiter only.
+local reply, deleted = release_hold(KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), KEYS[4])
+if deleted then
+  drop_dead_waiters(KEYS[2], KEYS[3], math.floor(now_us() / 1000))
+  wake_head(KEYS[2], KEYS[5], ARGV[4])
+end
+return reply

@@ -1,0 +1,110 @@
+-- lib: helpers shared by the lock scripts. The Go side prepends this file to
+-- every script that uses it, so each script is still one self-contained EVAL.
+
+-- Server time in microseconds (below 2^53, so exact in Lua numbers).
+local function now_us()
+  local t = redis.call('time')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+
+-- The next fencing token: a hybrid logical clock, server time in microseconds
+-- but never at or below the last token issued for the name (token_key).
+local function next_token(token_key)
+  local token = now_us()
+  local last = tonumber(redis.call('get', token_key) or '0')
+  if last >= token then
+    token = last + 1
+  end
+  return token
+end
+
+-- Called when a lock's hash (which held the last token) is deleted: keep the
+-- token in token_key only while the server clock has not yet passed it, so
+-- the next grant still exceeds it. In practice the clock has moved on.
+local function keep_token(token, token_key)
+  if token >= now_us() then
+    redis.call('set', token_key, string.format('%.0f', token), 'PX', 1000)
+  end
+end
+
+-- Raise key's expiry to at least ms; never shorten it, never touch a key
+-- without expiry.
+local function extend(key, ms)
+  local pttl = redis.call('pttl', key)
+  if pttl >= 0 and pttl < ms then
+    redis.call('pexpire', key, ms)
+  end
+end
+
+-- Give key an expiry of at least ms, also when it has none yet (a key this
+-- library created, such as a wait queue, must never outlive its users).
+local function expire_at_least(key, ms)
+  local pttl = redis.call('pttl', key)
+  if pttl == -1 or pttl < ms then
+    redis.call('pexpire', key, ms)
+  end
+end
+
+-- Lock layout (rlock, fairlock): a hash with field <owner> = hold count and
+-- field "redisync:token" = the hold's fencing token.
+
+-- Create the lock for owner with a fresh token; returns the acquire reply.
+local function grant(key, owner, lease, token_key)
+  local token = next_token(token_key)
+  redis.call('hset', key, owner, 1, 'redisync:token', string.format('%.0f', token))
+  redis.call('pexpire', key, lease)
+  return {token, 1}
+end
+
+-- Nest one more hold of owner, who holds key; returns the acquire reply.
+local function reenter(key, owner, lease, non_reentrant)
+  if non_reentrant == '1' then
+    return redis.error_reply('NON_REENTRANT lock already held by this owner')
+  end
+  local count = redis.call('hincrby', key, owner, 1)
+  -- Re-entering never shortens the lease an outer hold relies on.
+  extend(key, lease)
+  return {tonumber(redis.call('hget', key, 'redisync:token') or '0'), count}
+end
+
+-- Undo one hold (or all) of owner per the release contract (see
+-- rlock_release.lua). Returns the reply, and true when the lock was deleted.
+local function release_hold(key, owner, lease, expected, token_key)
+  local count = tonumber(redis.call('hget', key, owner) or '0')
+  if count == 0 or (expected > 0 and count ~= expected) then
+    return {0, count}, false
+  end
+  if expected >= 0 and count > 1 then
+    redis.call('hincrby', key, owner, -1)
+    extend(key, lease)
+    return {1, count - 1}, false
+  end
+  local token = tonumber(redis.call('hget', key, 'redisync:token') or '0')
+  redis.call('del', key)
+  keep_token(token, token_key)
+  return {1, 0}, true
+end
+
+-- Fair queue (fairlock): zset queue (owner -> arrival) and zset heartbeats
+-- (owner -> deadline in server ms).
+
+-- Drop every waiter whose heartbeat deadline is at or before now_ms;
+-- returns true when there was one.
+local function drop_dead_waiters(queue, heartbeats, now_ms)
+  local dead = redis.call('zrangebyscore', heartbeats, '-inf', now_ms)
+  for _, owner in ipairs(dead) do
+    redis.call('zrem', queue, owner)
+  end
+  if #dead > 0 then
+    redis.call('zremrangebyscore', heartbeats, '-inf', now_ms)
+  end
+  return #dead > 0
+end
+
+-- Tell the first waiter, if any, that the lock is free.
+local function wake_head(queue, channel_prefix, publish)
+  local head = redis.call('zrange', queue, 0, 0)[1]
+  if head then
+    redis.call(publish, channel_prefix .. ':' .. head, '0')
+  end
+end

@@ -1,0 +1,85 @@
+package scripts
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/rueidis"
+)
+
+// RenewItem is one hold in a renewal batch.
+type RenewItem struct {
+	Key   string
+	Owner string // the hash field that records the hold
+	Token uint64 // 0: do not check the token
+	// Prefix is the read hold's timeout-key prefix (RWLockRenew only; ""
+	// for a write hold).
+	Prefix string
+}
+
+// RenewScript is a batch renewal script: KEYS are the holds' keys, ARGV[1]
+// the lease, then each hold's arguments.
+type RenewScript struct {
+	lua    *rueidis.Lua
+	sha    string
+	prefix bool // each hold also passes its timeout-key prefix
+}
+
+func newRenewScript(src string, prefix bool) *RenewScript {
+	return &RenewScript{lua: newScript(src), sha: sha1Hex(withLib(src)), prefix: prefix}
+}
+
+// The renewal scripts.
+var (
+	LockRenew   = rlockRenew  // rlock and fairlock holds
+	RWLockRenew = rwlockRenew // rwlock read and write holds
+)
+
+// Command builds one EVALSHA of the script for a batch of holds that share a
+// hash slot (or a single server).
+func (s *RenewScript) Command(c rueidis.Client, leaseMs string, items []RenewItem) rueidis.Completed {
+	keys, args := s.args(leaseMs, items)
+	return c.B().Evalsha().Sha1(s.sha).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+}
+
+// Fallback runs the same batch with EVAL semantics on NOSCRIPT (rueidis's
+// Lua.Exec falls back by itself).
+func (s *RenewScript) Fallback(ctx context.Context, c rueidis.Client, leaseMs string, items []RenewItem) rueidis.RedisResult {
+	keys, args := s.args(leaseMs, items)
+	return s.lua.Exec(ctx, c, keys, args)
+}
+
+func (s *RenewScript) args(leaseMs string, items []RenewItem) (keys, args []string) {
+	per := 2
+	if s.prefix {
+		per = 3
+	}
+	keys = make([]string, len(items))
+	args = make([]string, 1, 1+per*len(items))
+	args[0] = leaseMs
+	for i, it := range items {
+		keys[i] = it.Key
+		args = append(args, it.Owner, strconv.FormatUint(it.Token, 10))
+		if s.prefix {
+			args = append(args, it.Prefix)
+		}
+	}
+	return keys, args
+}
+
+// ParseRenew reads a renewal reply: alive[i] for items[i].
+func ParseRenew(res rueidis.RedisResult, n int) ([]bool, error) {
+	vals, err := res.AsIntSlice()
+	if err != nil {
+		return nil, err
+	}
+	if len(vals) != n {
+		return nil, fmt.Errorf("scripts: renewal reply has %d entries for %d holds", len(vals), n)
+	}
+	alive := make([]bool, n)
+	for i, v := range vals {
+		alive[i] = v == 1
+	}
+	return alive, nil
+}

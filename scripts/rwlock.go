@@ -1,0 +1,78 @@
+package scripts
+
+import (
+	"context"
+	_ "embed"
+	"strconv"
+
+	"github.com/redis/rueidis"
+)
+
+var (
+	//go:embed rwlock_read_acquire.lua
+	rwReadAcquireSrc string
+	//go:embed rwlock_read_release.lua
+	rwReadReleaseSrc string
+	//go:embed rwlock_write_acquire.lua
+	rwWriteAcquireSrc string
+	//go:embed rwlock_write_release.lua
+	rwWriteReleaseSrc string
+	//go:embed rwlock_leave.lua
+	rwLeaveSrc string
+	//go:embed rwlock_renew.lua
+	rwRenewSrc string
+
+	rwReadAcquire  = newScript(rwReadAcquireSrc)
+	rwReadRelease  = newScript(rwReadReleaseSrc)
+	rwWriteAcquire = newScript(rwWriteAcquireSrc)
+	rwWriteRelease = newScript(rwWriteReleaseSrc)
+	rwLeave        = newScript(rwLeaveSrc)
+	rwlockRenew    = newRenewScript(rwRenewSrc, true)
+)
+
+// RWKeys names the keys of one read-write lock and one owner.
+type RWKeys struct {
+	Lock        string // the hash, named by the raw lock name
+	Channel     string // "redisson_rwlock:{name}"
+	Token       string // last-token key
+	Writers     string // zset of waiting writers (writer preference)
+	TimeoutBase string // "{name}": read-hold timeout keys are "<base>:<owner>:rwlock_timeout:<n>"
+	Timeouts    string // this owner's prefix "<base>:<owner>:rwlock_timeout"
+	Owner       string // read field
+	WriteField  string // "<owner>:write"
+}
+
+// RWReadAcquire runs rwlock_read_acquire.lua.
+func RWReadAcquire(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs string, nonReentrant bool) (Acquired, error) {
+	return parseAcquired(rwReadAcquire.Exec(ctx, c,
+		[]string{k.Lock, k.Timeouts, k.Token, k.Writers},
+		[]string{leaseMs, k.Owner, k.WriteField, flag(nonReentrant)}))
+}
+
+// RWReadRelease runs rwlock_read_release.lua (the contract of LockRelease).
+func RWReadRelease(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs string, expected int64, publish string) (Released, error) {
+	return parseReleased(rwReadRelease.Exec(ctx, c,
+		[]string{k.Lock, k.Channel, k.Timeouts, k.TimeoutBase, k.Token},
+		[]string{k.Owner, leaseMs, strconv.FormatInt(expected, 10), publish}))
+}
+
+// RWWriteAcquire runs rwlock_write_acquire.lua; waiterTimeoutMs > 0 registers
+// a busy writer as waiting (writer preference).
+func RWWriteAcquire(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs string, nonReentrant bool, waiterTimeoutMs string) (Acquired, error) {
+	return parseAcquired(rwWriteAcquire.Exec(ctx, c,
+		[]string{k.Lock, k.Token, k.Writers},
+		[]string{leaseMs, k.WriteField, k.Owner, flag(nonReentrant), waiterTimeoutMs}))
+}
+
+// RWWriteRelease runs rwlock_write_release.lua (the contract of LockRelease).
+func RWWriteRelease(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs string, expected int64, publish string) (Released, error) {
+	return parseReleased(rwWriteRelease.Exec(ctx, c,
+		[]string{k.Lock, k.Channel, k.Token},
+		[]string{k.WriteField, leaseMs, strconv.FormatInt(expected, 10), publish}))
+}
+
+// RWLeave runs rwlock_leave.lua: it reports whether the writer was waiting.
+func RWLeave(ctx context.Context, c rueidis.Client, k *RWKeys, publish string) (bool, error) {
+	n, err := rwLeave.Exec(ctx, c, []string{k.Writers, k.Channel}, []string{k.WriteField, publish}).AsInt64()
+	return n == 1, err
+}

@@ -1,0 +1,74 @@
+-- rwlock_read_acquire: take or re-enter a read hold (Redisson RReadWriteLock
+-- layout). Runs with lib.lua prepended.
+--
+-- KEYS[1]  lock hash: "mode" = "read" | "write", "<owner>" = read count,
+--          "<owner>:write" = write count, "redisync:token" = "t<token>"
+-- KEYS[2]  this owner's timeout-key prefix "{name}:<owner>:rwlock_timeout";
+--          read hold n has the string key "<prefix>:<n>" with its own lease
+-- KEYS[3]  last-token key
+-- KEYS[4]  waiting writers (zset: "<owner>:write" -> heartbeat deadline in
+--          server ms), filled only by writers with writer preference
+-- ARGV[1]  lease in milliseconds
+-- ARGV[2]  owner id (the read field)
+-- ARGV[3]  "<owner>:write" (the owner's write field)
+-- ARGV[4]  "1" for a non-reentrant lock, "0" otherwise
+--
+-- Reply: {token, count} acquired (token: the read phase's token, see the
+-- rwlock package doc); an integer wait hint in ms when busy (-1: the hash has
+-- no expiry); error NON_REENTRANT.
+--
+-- Readers share the lock while mode is "read" (or the hash is absent), unless
+-- a writer with writer preference is waiting; a reader that already holds a
+-- read hold always re-enters (it would otherwise wait for itself). The write
+-- holder may also take read holds (write-to-read reentry).
+local lease = tonumber(ARGV[1])
+local mode = redis.call('hget', KEYS[1], 'mode')
+local mine = redis.call('hexists', KEYS[1], ARGV[2]) == 1
+if mine and ARGV[4] == '1' then
+  return redis.error_reply('NON_REENTRANT lock already held by this owner')
+end
+
+-- The soonest deadline of a live waiting writer, or nil when none waits.
+local function waiting_writer()
+  local t = redis.call('time')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  redis.call('zremrangebyscore', KEYS[4], '-inf', now)
+  local first = redis.call('zrange', KEYS[4], 0, 0, 'withscores')
+  if first[2] == nil then
+    return nil
+  end
+  return math.max(1, tonumber(first[2]) - now)
+end
+
+local function add_read(token)
+  local n = redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  redis.call('set', KEYS[2] .. ':' .. n, 1, 'px', lease)
+  expire_at_least(KEYS[1], lease)
+  return {token, n}
+end
+
+if mode == 'write' then
+  if redis.call('hexists', KEYS[1], ARGV[3]) == 1 then
+    local token = redis.call('hget', KEYS[1], 'redisync:token') or 't0'
+    return add_read(tonumber(string.sub(token, 2)))
+  end
+  return redis.call('pttl', KEYS[1])
+end
+if not mine then
+  local wait = waiting_writer()
+  if wait then
+    if mode then
+      return redis.call('pttl', KEYS[1])
+    end
+    return wait
+  end
+end
+local token = redis.call('hget', KEYS[1], 'redisync:token')
+if token then
+  token = tonumber(string.sub(token, 2))
+else
+  -- A new read phase (or one started by a client that keeps no token).
+  token = next_token(KEYS[3])
+  redis.call('hset', KEYS[1], 'mode', 'read', 'redisync:token', string.format('t%.0f', token))
+end
+return add_read(token)

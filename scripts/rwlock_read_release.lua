@@ -1,0 +1,65 @@
+-- rwlock_read_release: undo one read hold (or all) of an owner, idempotently.
+-- Runs with lib.lua prepended.
+--
+-- KEYS[1]  lock hash
+-- KEYS[2]  channel "redisson_rwlock:{name}"
+-- KEYS[3]  this owner's timeout-key prefix "{name}:<owner>:rwlock_timeout"
+-- KEYS[4]  the name's timeout-key base "{name}" (other owners' keys are
+--          "<base>:<owner>:rwlock_timeout:<n>")
+-- KEYS[5]  last-token key
+-- ARGV[1]  owner id (the read field)
+-- ARGV[2]  lease in milliseconds (unused: remaining read holds keep their own)
+-- ARGV[3]  expected read count before this release (n > 0, 0 = any, -1 = all),
+--          as in rlock_release.lua
+-- ARGV[4]  "publish" or "spublish"
+--
+-- Reply: {acted, count} as rlock_release.lua. When no live read hold is left
+-- and no writer holds the lock, the hash is deleted and "1" is published
+-- (every waiter re-checks: readers and writers may both be waiting). Fields
+-- of readers whose timeout keys all expired (crashed readers) do not keep the
+-- lock: they are deleted with the hash.
+local count = tonumber(redis.call('hget', KEYS[1], ARGV[1]) or '0') or 0
+local expected = tonumber(ARGV[3])
+if count == 0 or (expected > 0 and count ~= expected) then
+  return {0, count}
+end
+local left = count - 1
+if expected < 0 then
+  left = 0
+end
+for n = left + 1, count do
+  redis.call('del', KEYS[3] .. ':' .. n)
+end
+if left == 0 then
+  redis.call('hdel', KEYS[1], ARGV[1])
+else
+  redis.call('hset', KEYS[1], ARGV[1], left)
+end
+if redis.call('hget', KEYS[1], 'mode') == 'write' then
+  return {1, left} -- the writer (this owner) still holds the lock
+end
+-- The longest remaining lease of any live read hold.
+local longest = -2
+local fields = redis.call('hgetall', KEYS[1])
+for i = 1, #fields, 2 do
+  local field, n = fields[i], tonumber(fields[i + 1])
+  if field ~= 'mode' and n and string.sub(field, -6) ~= ':write' then
+    for k = 1, n do
+      local pttl = redis.call('pttl', KEYS[4] .. ':' .. field .. ':rwlock_timeout:' .. k)
+      if pttl > longest then
+        longest = pttl
+      end
+    end
+  end
+end
+if longest > 0 then
+  redis.call('pexpire', KEYS[1], longest)
+  return {1, left}
+end
+local token = redis.call('hget', KEYS[1], 'redisync:token')
+redis.call('del', KEYS[1])
+if token then
+  keep_token(tonumber(string.sub(token, 2)), KEYS[5])
+end
+redis.call(ARGV[4], KEYS[2], '1')
+return {1, left}

@@ -1,0 +1,46 @@
+-- rwlock_renew: extend many read-write lock holds in one call (the watchdog's
+-- batch). Runs with lib.lua prepended.
+--
+-- KEYS[i]      lock hash of hold i (all in one hash slot on a Cluster)
+-- ARGV[1]      lease in milliseconds
+-- ARGV[3i-1]   field of hold i: "<owner>" for a read hold, "<owner>:write"
+--              for a write hold
+-- ARGV[3i]     fencing token of hold i ("0": do not check the token)
+-- ARGV[3i+1]   read hold: the owner's timeout-key prefix
+--              "{name}:<owner>:rwlock_timeout"; write hold: ""
+--
+-- Reply: array with 1 for each hold still owned and 0 for each hold that is
+-- gone. A read hold is owned while its field, its token and every one of its
+-- per-hold timeout keys "<prefix>:1".."<prefix>:<count>" exist; only this
+-- owner's timeout keys are extended, never another reader's, so a crashed
+-- reader's share expires however long the others keep reading.
+local lease = tonumber(ARGV[1])
+local alive = {}
+for i, key in ipairs(KEYS) do
+  local field, token, prefix = ARGV[3 * i - 1], ARGV[3 * i], ARGV[3 * i + 1]
+  local count = tonumber(redis.call('hget', key, field) or '0') or 0
+  local ok = count > 0
+  if ok and token ~= '0' then
+    ok = redis.call('hget', key, 'redisync:token') == 't' .. token
+  end
+  if ok and prefix ~= '' then
+    for n = 1, count do
+      if redis.call('exists', prefix .. ':' .. n) == 0 then
+        ok = false
+        break
+      end
+    end
+    if ok then
+      for n = 1, count do
+        redis.call('pexpire', prefix .. ':' .. n, lease)
+      end
+    end
+  end
+  if ok then
+    extend(key, lease)
+    alive[i] = 1
+  else
+    alive[i] = 0
+  end
+end
+return alive

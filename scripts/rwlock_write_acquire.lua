@@ -1,0 +1,46 @@
+-- rwlock_write_acquire: take or re-enter the write hold. Runs with lib.lua
+-- prepended.
+--
+-- KEYS[1]  lock hash (see rwlock_read_acquire.lua)
+-- KEYS[2]  last-token key
+-- KEYS[3]  waiting writers (zset: "<owner>:write" -> deadline, server ms)
+-- ARGV[1]  lease in milliseconds
+-- ARGV[2]  "<owner>:write" (the write field)
+-- ARGV[3]  owner id (the read field)
+-- ARGV[4]  "1" for a non-reentrant lock, "0" otherwise
+-- ARGV[5]  waiter timeout in ms: when > 0 and the lock is busy, the writer
+--          registers (or refreshes) itself as waiting until now + this, so
+--          new readers queue behind it (writer preference); "0": do not
+--
+-- Reply: {token, count} acquired; the hash's PTTL when busy; error
+-- NON_REENTRANT; error UPGRADE when the owner holds read holds but not the
+-- write hold (it would wait for itself forever).
+local lease = tonumber(ARGV[1])
+local mode = redis.call('hget', KEYS[1], 'mode')
+if not mode then
+  local token = next_token(KEYS[2])
+  redis.call('hset', KEYS[1], 'mode', 'write', ARGV[2], 1, 'redisync:token', string.format('t%.0f', token))
+  redis.call('pexpire', KEYS[1], lease)
+  redis.call('zrem', KEYS[3], ARGV[2])
+  return {token, 1}
+end
+if mode == 'write' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+  if ARGV[4] == '1' then
+    return redis.error_reply('NON_REENTRANT lock already held by this owner')
+  end
+  local count = redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  extend(KEYS[1], lease)
+  local token = redis.call('hget', KEYS[1], 'redisync:token') or 't0'
+  return {tonumber(string.sub(token, 2)), count}
+end
+if redis.call('hexists', KEYS[1], ARGV[3]) == 1 then
+  return redis.error_reply('UPGRADE owner holds read holds but not the write hold')
+end
+local wait = tonumber(ARGV[5])
+if wait > 0 then
+  local t = redis.call('time')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  redis.call('zadd', KEYS[3], now + wait, ARGV[2])
+  expire_at_least(KEYS[3], wait)
+end
+return redis.call('pttl', KEYS[1])

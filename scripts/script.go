@@ -1,0 +1,113 @@
+package scripts
+
+import (
+	"crypto/sha1"
+	_ "embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/redis/rueidis"
+)
+
+//go:embed lib.lua
+var libSrc string
+
+// newScript loads a script with lib.lua's helpers prepended.
+func newScript(src string) *rueidis.Lua {
+	return rueidis.NewLuaScript(withLib(src))
+}
+
+func withLib(src string) string { return libSrc + "\n" + src }
+
+// sha1Hex is the script's EVALSHA digest, for commands built by hand (batches
+// sent with DoMulti), which rueidis's Lua type does not cover.
+func sha1Hex(src string) string {
+	sum := sha1.Sum([]byte(src))
+	return hex.EncodeToString(sum[:])
+}
+
+// ErrNonReentrant is returned by an acquire when a non-reentrant owner
+// already holds the lock.
+var ErrNonReentrant = errors.New("scripts: non-reentrant lock already held by this owner")
+
+// ErrUpgrade is returned by RWWriteAcquire when the owner holds read holds
+// but no write hold: waiting would wait for itself.
+var ErrUpgrade = errors.New("scripts: read-to-write upgrade")
+
+// IsReply reports whether err is an answer from Redis (an error reply or one
+// of this package's refusals) rather than a failure to get one. After an
+// answer the caller knows the script ran (or did not) and needs no undo.
+func IsReply(err error) bool {
+	if errors.Is(err, ErrNonReentrant) || errors.Is(err, ErrUpgrade) {
+		return true
+	}
+	_, ok := rueidis.IsRedisErr(err)
+	return ok
+}
+
+// IsNoScript reports whether err is Redis's NOSCRIPT reply.
+func IsNoScript(err error) bool {
+	rerr, ok := rueidis.IsRedisErr(err)
+	return ok && rerr.IsNoScript()
+}
+
+// Acquired is the outcome of an acquire script.
+type Acquired struct {
+	OK    bool
+	Token uint64 // fencing token of the hold (OK only)
+	Count int64  // hold count after the acquisition (OK only)
+	// PTTL is, when busy, how long the caller may have to wait in ms: the
+	// holder's remaining lease for most locks; -1 when the key has no expiry
+	// (written by someone else without a lease).
+	PTTL int64
+}
+
+// parseAcquired reads the reply shared by every acquire script: {token,
+// count} when acquired, an integer wait hint when busy, and the refusals
+// NON_REENTRANT and UPGRADE as error replies.
+func parseAcquired(res rueidis.RedisResult) (Acquired, error) {
+	if err := res.Error(); err != nil {
+		if rerr, ok := rueidis.IsRedisErr(err); ok {
+			switch {
+			case strings.HasPrefix(rerr.Error(), "NON_REENTRANT"):
+				return Acquired{}, ErrNonReentrant
+			case strings.HasPrefix(rerr.Error(), "UPGRADE"):
+				return Acquired{}, ErrUpgrade
+			}
+		}
+		return Acquired{}, err
+	}
+	if pttl, err := res.AsInt64(); err == nil {
+		return Acquired{PTTL: pttl}, nil
+	}
+	pair, err := res.AsIntSlice()
+	if err != nil || len(pair) != 2 {
+		return Acquired{}, fmt.Errorf("scripts: unexpected acquire reply: %w", err)
+	}
+	return Acquired{OK: true, Token: uint64(pair[0]), Count: pair[1]}, nil
+}
+
+// Release expectations for the release scripts (see rlock_release.lua).
+const (
+	ReleaseAny = 0  // decrement whatever the count
+	ReleaseAll = -1 // drop every hold of the owner
+)
+
+// Released is the outcome of a release script.
+type Released struct {
+	Acted bool  // this call changed the lock
+	Count int64 // the owner's hold count afterwards
+}
+
+func parseReleased(res rueidis.RedisResult) (Released, error) {
+	pair, err := res.AsIntSlice()
+	if err != nil {
+		return Released{}, err
+	}
+	if len(pair) != 2 {
+		return Released{}, fmt.Errorf("scripts: unexpected release reply %v", pair)
+	}
+	return Released{Acted: pair[0] == 1, Count: pair[1]}, nil
+}
