@@ -2,19 +2,19 @@ package rlock
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/internal/engine"
 	"github.com/redisync/redisync/internal/hold"
 	"github.com/redisync/redisync/internal/keys"
+	"github.com/redisync/redisync/internal/lockopt"
 	"github.com/redisync/redisync/scripts"
 )
 
 // MaxNameLength is the longest lock name accepted, in bytes. The name is
 // sent with every command and is part of every wake-up channel.
-const MaxNameLength = 4096
+const MaxNameLength = lockopt.MaxNameLength
 
 // Mutex is a reentrant distributed lock. A Mutex value is one owner; see the
 // package doc. All methods are safe for concurrent use.
@@ -36,37 +36,25 @@ type Mutex struct {
 // MaxNameLength, or an option is out of range.
 func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 	e := engine.FromClient(c)
-	if name == "" {
-		panic("rlock: empty lock name")
-	}
-	if len(name) > MaxNameLength {
-		panic(fmt.Sprintf("rlock: lock name of %d bytes exceeds MaxNameLength (%d)", len(name), MaxNameLength))
-	}
-	var o options
+	nameErr := lockopt.CheckName("rlock", e, name)
+	var o lockopt.Options
 	for _, opt := range opts {
 		opt(&o)
 	}
-	o.validate()
-	m := &Mutex{e: e, name: name, owner: o.owner, nonReentrant: o.nonReentrant}
-	if m.owner == "" {
-		m.owner = e.NewOwner()
-	}
-	lease, fixed := e.Config.WatchdogTimeout, false
-	if o.lease > 0 {
-		lease, fixed = o.lease, true
-	}
-	m.leaseMs = engine.Millis(lease)
-	channel, okChannel := keys.Derived(keys.LockChannelPrefix, name)
+	o.Validate("rlock")
+	owner, lease, fixed := o.Resolve(e)
+	channel, _ := keys.Derived(keys.LockChannelPrefix, name)
 	token, _ := keys.Derived(keys.LockTokenPrefix, name)
-	m.keys = scripts.LockKeys{Lock: name, Channel: channel, Token: token}
-	if !okChannel && e.Cluster {
-		m.nameErr = fmt.Errorf("rlock: name %q has no hash tag and contains '}', so its keys cannot share a Cluster slot: %w", name, redisync.ErrInvalidName)
+	m := &Mutex{
+		e: e, name: name, nameErr: nameErr, owner: owner, nonReentrant: o.NonReentrant,
+		leaseMs: engine.Millis(lease),
+		keys:    scripts.LockKeys{Lock: name, Channel: channel, Token: token},
 	}
 	m.hold = hold.New(hold.Config{
 		Engine:       e,
 		Lease:        lease,
 		Fixed:        fixed,
-		NonReentrant: o.nonReentrant,
+		NonReentrant: o.NonReentrant,
 		Release:      m.release,
 		Renewer:      e.LockRenewer,
 		Target: func(token uint64) any {
@@ -137,16 +125,7 @@ func (m *Mutex) Done() <-chan struct{} { return m.hold.Done() }
 func (m *Mutex) Err() error { return m.hold.Err() }
 
 func (m *Mutex) check(ctx context.Context) error {
-	if ctx == nil {
-		panic("rlock: nil Context")
-	}
-	if m.nameErr != nil {
-		return m.nameErr
-	}
-	if m.e.IsClosed() {
-		return redisync.ErrClosed
-	}
-	return ctx.Err()
+	return lockopt.Check("rlock", m.e, m.nameErr, ctx)
 }
 
 // attempt is one acquisition round trip; see engine.Attempt.

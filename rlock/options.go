@@ -1,29 +1,20 @@
 package rlock
 
 import (
-	"fmt"
 	"time"
 
-	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/internal/lockopt"
 )
 
 // Option configures a Mutex.
-type Option func(*options)
-
-type options struct {
-	lease        time.Duration // 0: watchdog mode
-	owner        string        // "": drawn from the Client
-	nonReentrant bool
-	leaseSet     bool
-	ownerSet     bool
-}
+type Option func(*lockopt.Options)
 
 // WithLease gives every hold of the Mutex a fixed lease d: no renewal; the
 // key expires d after the acquisition unless unlocked before, and the hold
 // then reports ErrLockLost. New panics if d is below 1 ms.
 // Default: watchdog mode (the Client's watchdog timeout, renewed every third).
 func WithLease(d time.Duration) Option {
-	return func(o *options) { o.lease = d; o.leaseSet = true }
+	return func(o *lockopt.Options) { o.SetLease(d) }
 }
 
 // WithOwner sets the owner id instead of drawing a fresh one, so another
@@ -31,20 +22,11 @@ func WithLease(d time.Duration) Option {
 // with the same owner id are the same owner: they re-enter each other's holds.
 // New panics if id is empty. Default: "<client id>:<sequence>".
 func WithOwner(id string) Option {
-	return func(o *options) { o.owner = id; o.ownerSet = true }
+	return func(o *lockopt.Options) { o.SetOwner(id) }
 }
 
 // WithNonReentrant makes a second Lock by the holder fail with
 // redisync.ErrNonReentrant instead of nesting. Default: reentrant.
 func WithNonReentrant() Option {
-	return func(o *options) { o.nonReentrant = true }
-}
-
-func (o *options) validate() {
-	if o.leaseSet && o.lease < redisync.MinDuration {
-		panic(fmt.Sprintf("rlock: lease %v is below the minimum %v", o.lease, redisync.MinDuration))
-	}
-	if o.ownerSet && o.owner == "" {
-		panic("rlock: WithOwner with an empty owner id")
-	}
+	return func(o *lockopt.Options) { o.NonReentrant = true }
 }

@@ -12,9 +12,15 @@ import "strings"
 
 // Name prefixes. The lock channel prefix is Redisson's, so waiters of both
 // libraries hear each other's releases.
+// The rwlock channel prefix is Redisson's too.
 const (
-	LockChannelPrefix = "redisson_lock__channel"
-	LockTokenPrefix   = "redisync_lock_token"
+	LockChannelPrefix   = "redisson_lock__channel"
+	LockTokenPrefix     = "redisync_lock_token"
+	FairQueuePrefix     = "redisync_fair_queue"
+	FairHeartbeatPrefix = "redisync_fair_heartbeat"
+	FairChannelPrefix   = "redisync_fair_channel"
+	RWChannelPrefix     = "redisson_rwlock"
+	RWWritersPrefix     = "redisync_rwlock_writers"
 )
 
 // HashTag returns the effective hash tag of key and whether it has one.
@@ -64,4 +70,14 @@ func Slot(key string) uint16 {
 		}
 	}
 	return crc % 16384
+}
+
+// Tagged returns name itself when it has an effective hash tag, and "{name}"
+// otherwise: a base that hashes like name, to which suffixes can be appended
+// (Redisson's read-write lock names its timeout keys "{name}:...").
+func Tagged(name string) string {
+	if _, tagged := HashTag(name); tagged {
+		return name
+	}
+	return "{" + name + "}"
 }

@@ -1,0 +1,105 @@
+// Package lockopt holds the options and name checks that every lock package
+// (rlock, fairlock, rwlock) shares, so each package's Option type is a thin
+// wrapper and the rules are stated once.
+package lockopt
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redisync/redisync/internal/engine"
+	"github.com/redisync/redisync/internal/errs"
+	"github.com/redisync/redisync/internal/keys"
+)
+
+// MaxNameLength is the longest lock name accepted, in bytes. The name is
+// sent with every command and is part of every wake-up channel.
+const MaxNameLength = 4096
+
+// MinDuration is the shortest lease or waiter timeout accepted.
+const MinDuration = time.Millisecond
+
+// DefaultWaiterTimeout is how long a waiter that stopped heartbeating keeps
+// its place in a queue (fairlock, rwlock writer preference).
+const DefaultWaiterTimeout = 5 * time.Second
+
+// Options are the settings of one lock handle.
+type Options struct {
+	Lease            time.Duration // 0: watchdog mode
+	Owner            string        // "": drawn from the Client
+	NonReentrant     bool
+	WaiterTimeout    time.Duration // 0: DefaultWaiterTimeout
+	WriterPreference bool
+
+	leaseSet, ownerSet, waiterTimeoutSet bool
+}
+
+// SetLease records WithLease(d).
+func (o *Options) SetLease(d time.Duration) { o.Lease, o.leaseSet = d, true }
+
+// SetOwner records WithOwner(id).
+func (o *Options) SetOwner(id string) { o.Owner, o.ownerSet = id, true }
+
+// SetWaiterTimeout records WithWaiterTimeout(d).
+func (o *Options) SetWaiterTimeout(d time.Duration) { o.WaiterTimeout, o.waiterTimeoutSet = d, true }
+
+// Validate panics, naming the package, on an out-of-range option.
+func (o *Options) Validate(pkg string) {
+	if o.leaseSet && o.Lease < MinDuration {
+		panic(fmt.Sprintf("%s: lease %v is below the minimum %v", pkg, o.Lease, MinDuration))
+	}
+	if o.ownerSet && o.Owner == "" {
+		panic(pkg + ": WithOwner with an empty owner id")
+	}
+	if o.waiterTimeoutSet && o.WaiterTimeout < 10*MinDuration {
+		panic(fmt.Sprintf("%s: waiter timeout %v is below the minimum %v", pkg, o.WaiterTimeout, 10*MinDuration))
+	}
+	if o.WaiterTimeout == 0 {
+		o.WaiterTimeout = DefaultWaiterTimeout
+	}
+}
+
+// Resolve applies the options' defaults for engine e: the owner id, and the
+// lease with whether it is fixed (no renewal).
+func (o *Options) Resolve(e *engine.Engine) (owner string, lease time.Duration, fixed bool) {
+	owner = o.Owner
+	if owner == "" {
+		owner = e.NewOwner()
+	}
+	if o.Lease > 0 {
+		return owner, o.Lease, true
+	}
+	return owner, e.Config.WatchdogTimeout, false
+}
+
+// CheckName panics on an empty or over-long name (programmer errors), and
+// returns the error the handle's methods report when the name's keys cannot
+// share one Cluster slot on this deployment (nil otherwise).
+func CheckName(pkg string, e *engine.Engine, name string) error {
+	if name == "" {
+		panic(pkg + ": empty lock name")
+	}
+	if len(name) > MaxNameLength {
+		panic(fmt.Sprintf("%s: lock name of %d bytes exceeds MaxNameLength (%d)", pkg, len(name), MaxNameLength))
+	}
+	if _, ok := keys.Derived("", name); !ok && e.Cluster {
+		return fmt.Errorf("%s: name %q has no hash tag and contains '}', so its keys cannot share a Cluster slot: %w", pkg, name, errs.ErrInvalidName)
+	}
+	return nil
+}
+
+// Check is the guard at the top of every handle method: it panics on a nil
+// ctx and returns the name error, ErrClosed, or ctx.Err().
+func Check(pkg string, e *engine.Engine, nameErr error, ctx context.Context) error {
+	if ctx == nil {
+		panic(pkg + ": nil Context")
+	}
+	if nameErr != nil {
+		return nameErr
+	}
+	if e.IsClosed() {
+		return errs.ErrClosed
+	}
+	return ctx.Err()
+}
