@@ -23,9 +23,9 @@ func TestKilledPubSubConnectionCostsAtMostOnePoll(t *testing.T) {
 		t.Run(map[bool]string{false: "unlock", true: "release without message"}[silent], func(t *testing.T) {
 			e := setup(t)
 			const name = "mutex:pubsub-killed"
-			holder := New(e.c, name)
+			holder := New(e.C, name)
 			require.NoError(t, holder.Lock(bg()))
-			waiter := New(e.client(t, redisync.WithMaxPoll(poll)), name)
+			waiter := New(e.Client(t, redisync.WithMaxPoll(poll)), name)
 			got := make(chan time.Time, 1)
 			go func() {
 				defer close(got)
@@ -33,11 +33,11 @@ func TestKilledPubSubConnectionCostsAtMostOnePoll(t *testing.T) {
 					got <- time.Now()
 				}
 			}()
-			waitSubscribed(t, e, "redisson_lock__channel:{"+name+"}")
-			e.do(t, "CLIENT", "KILL", "TYPE", "pubsub")
+			e.WaitSubscribed(t, "redisson_lock__channel:{"+name+"}")
+			e.Do(t, "CLIENT", "KILL", "TYPE", "pubsub")
 			released := time.Now()
 			if silent {
-				e.do(t, "DEL", name) // no PUBLISH: only polling can notice
+				e.Do(t, "DEL", name) // no PUBLISH: only polling can notice
 			} else {
 				require.NoError(t, holder.Unlock(bg()))
 			}
@@ -62,7 +62,7 @@ func TestCancelledLocksLeaveNothingBehind(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		h := New(e.c, name)
+		h := New(e.C, name)
 		for {
 			select {
 			case <-stop:
@@ -90,7 +90,7 @@ func TestCancelledLocksLeaveNothingBehind(t *testing.T) {
 				issued++
 				i := issued
 				next.Unlock()
-				m := New(e.c, name)
+				m := New(e.C, name)
 				var ctx context.Context
 				var cancel context.CancelFunc
 				if i%2 == 0 {
@@ -130,24 +130,24 @@ func TestCancelledLocksLeaveNothingBehind(t *testing.T) {
 	wg.Wait()
 	bad.Range(func(k, v any) bool { t.Errorf("call %v: %v", k, v); return true })
 	deadline := time.Now().Add(2 * time.Second)
-	for e.dbsize(t) != 0 && time.Now().Before(deadline) {
+	for e.DBSize(t) != 0 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	if e.dbsize(t) != 0 {
+	if e.DBSize(t) != 0 {
 		t.Error("keys left in Redis")
-		ks, _ := e.do(t, "KEYS", "*").AsStrSlice()
+		ks, _ := e.Do(t, "KEYS", "*").AsStrSlice()
 		t.Logf("keys: %v", ks)
-		fields, _ := e.do(t, "HGETALL", name).AsStrMap()
-		t.Logf("hash: %v pttl %d", fields, e.pttl(t, name))
+		fields, _ := e.Do(t, "HGETALL", name).AsStrMap()
+		t.Logf("hash: %v pttl %d", fields, e.PTTL(t, name))
 	}
-	assert.Zero(t, eng(e.c).Watchdog.Len(), "no renewal left")
-	eventually(t, 2*time.Second, func() bool { return eng(e.c).Hub.Channels() == 0 }, "no subscription left")
+	assert.Zero(t, eng(e.C).Watchdog.Len(), "no renewal left")
+	eventually(t, 2*time.Second, func() bool { return eng(e.C).Hub.Channels() == 0 }, "no subscription left")
 }
 
 func TestFencingTokensRiseAcrossExpiryRestartAndScriptFlush(t *testing.T) {
 	e := setup(t)
 	const name = "mutex:fence"
-	m := New(e.c, name, WithLease(50*time.Millisecond))
+	m := New(e.C, name, WithLease(50*time.Millisecond))
 	var last uint64
 	grant := func(why string) {
 		t.Helper()
@@ -165,40 +165,40 @@ func TestFencingTokensRiseAcrossExpiryRestartAndScriptFlush(t *testing.T) {
 	require.NoError(t, m.Unlock(bg()))
 	grant("after release")
 	// Let the fixed lease run out on the server.
-	eventually(t, 2*time.Second, func() bool { return !e.exists(t, name) }, "lease expiry")
+	eventually(t, 2*time.Second, func() bool { return !e.Exists(t, name) }, "lease expiry")
 	grant("after expiry")
 	require.NoError(t, m.Unlock(bg()))
 
-	e.srv.Restart() // no persistence: every key and the script cache are gone
+	e.Srv.Restart() // no persistence: every key and the script cache are gone
 	grant("after restart")
 	require.NoError(t, m.Unlock(bg()))
 
-	e.do(t, "SCRIPT", "FLUSH")
+	e.Do(t, "SCRIPT", "FLUSH")
 	grant("after SCRIPT FLUSH")
-	e.do(t, "SCRIPT", "FLUSH")
+	e.Do(t, "SCRIPT", "FLUSH")
 	require.NoError(t, m.Unlock(bg()), "NOSCRIPT must not read as not held")
-	assert.False(t, e.exists(t, name))
+	assert.False(t, e.Exists(t, name))
 }
 
 func TestRenewalSurvivesScriptFlush(t *testing.T) {
 	e := setup(t, redisync.WithWatchdogTimeout(300*time.Millisecond))
-	m := New(e.c, "mutex:flush")
+	m := New(e.C, "mutex:flush")
 	require.NoError(t, m.Lock(bg()))
-	e.do(t, "SCRIPT", "FLUSH")
+	e.Do(t, "SCRIPT", "FLUSH")
 	time.Sleep(time.Second) // three renewal intervals: each finds NOSCRIPT first
 	require.NoError(t, m.Err())
-	require.True(t, e.exists(t, "mutex:flush"))
+	require.True(t, e.Exists(t, "mutex:flush"))
 	require.NoError(t, m.Unlock(bg()))
 }
 
 func TestRetriedUnlockNeverReleasesTwice(t *testing.T) {
 	e := setup(t)
 	const name = "mutex:retry"
-	m := New(e.c, name)
+	m := New(e.C, name)
 	require.NoError(t, m.Lock(bg()))
 	require.NoError(t, m.Lock(bg()))
 	// The first release ran but its reply was "lost": replay it as Unlock would.
-	r, err := scripts.LockRelease(bg(), e.rc, &m.keys, m.owner, m.leaseMs, 2, "publish")
+	r, err := scripts.LockRelease(bg(), e.RC, &m.keys, m.owner, m.leaseMs, 2, "publish")
 	require.NoError(t, err)
 	require.True(t, r.Acted)
 	require.NoError(t, m.Unlock(bg()), "the retried release finds the count already at 1")
@@ -206,21 +206,21 @@ func TestRetriedUnlockNeverReleasesTwice(t *testing.T) {
 	assert.Equal(t, 1, n, "a retried release must not decrement twice")
 	assert.NoError(t, m.Err())
 	require.NoError(t, m.Unlock(bg()))
-	assert.False(t, e.exists(t, name))
+	assert.False(t, e.Exists(t, name))
 }
 
 func TestFixedLeaseInnerHoldNeverCancelsTheOuterWatchdogHold(t *testing.T) {
 	e := setup(t, redisync.WithWatchdogTimeout(600*time.Millisecond))
 	const name = "mutex:mixed"
-	outer := New(e.c, name)
+	outer := New(e.C, name)
 	require.NoError(t, outer.Lock(bg()))
-	inner := New(e.c, name, WithOwner(outer.Owner()), WithLease(50*time.Millisecond))
+	inner := New(e.C, name, WithOwner(outer.Owner()), WithLease(50*time.Millisecond))
 	require.NoError(t, inner.Lock(bg()))
-	assert.Greater(t, e.pttl(t, name), int64(100), "re-entering with a short lease must not shorten the lease")
+	assert.Greater(t, e.PTTL(t, name), int64(100), "re-entering with a short lease must not shorten the lease")
 	require.NoError(t, inner.Unlock(bg()))
 	time.Sleep(1500 * time.Millisecond) // several leases
 	require.NoError(t, outer.Err(), "outer hold lost after the inner fixed-lease hold")
-	require.True(t, e.exists(t, name))
+	require.True(t, e.Exists(t, name))
 	n, _ := outer.HoldCount(bg())
 	assert.Equal(t, 1, n)
 	require.NoError(t, outer.Unlock(bg()))
@@ -239,34 +239,34 @@ func TestRedissonAndRedisyncExcludeAndWakeEachOther(t *testing.T) {
 	const javaOwner = "9a3c1f0e-1d2b-4c5d-8e7f-0a1b2c3d4e5f:1"
 	redisson := func() bool {
 		t.Helper()
-		res := e.do(t, "EVAL", redissonAcquire, "1", name, "30000", javaOwner)
+		res := e.Do(t, "EVAL", redissonAcquire, "1", name, "30000", javaOwner)
 		return rueidisNil(res.Error())
 	}
 
 	// Redisson holds: redisync is refused, waits, and wakes on Redisson's release.
 	require.True(t, redisson())
-	m := New(e.c, name)
+	m := New(e.C, name)
 	ok, err := m.TryLock(bg())
 	require.NoError(t, err)
 	require.False(t, ok)
 	got := make(chan error, 1)
 	go func() { got <- m.Lock(bg()) }()
-	waitSubscribed(t, e, channel)
-	e.do(t, "DEL", name)
-	e.do(t, "PUBLISH", channel, "0")
+	e.WaitSubscribed(t, channel)
+	e.Do(t, "DEL", name)
+	e.Do(t, "PUBLISH", channel, "0")
 	select {
 	case err := <-got:
 		require.NoError(t, err)
 	case <-time.After(5 * time.Second):
 		t.Fatal("redisync waiter not woken by Redisson's release")
 	}
-	fields, _ := e.do(t, "HGETALL", name).AsStrMap()
+	fields, _ := e.Do(t, "HGETALL", name).AsStrMap()
 	assert.Equal(t, "1", fields[m.Owner()], "Redisson layout: field <owner> = hold count")
-	assert.True(t, strings.HasPrefix(m.Owner(), e.c.ID()+":"))
+	assert.True(t, strings.HasPrefix(m.Owner(), e.C.ID()+":"))
 
 	// redisync holds: Redisson is refused, and its waiter hears redisync's release.
 	require.False(t, redisson())
-	msgs := e.subscribe(t, channel)
+	msgs := e.Subscribe(t, channel, false)
 	require.NoError(t, m.Unlock(bg()))
 	select {
 	case msg := <-msgs:
@@ -275,35 +275,35 @@ func TestRedissonAndRedisyncExcludeAndWakeEachOther(t *testing.T) {
 		t.Fatal("Redisson waiter not woken by redisync's release")
 	}
 	require.True(t, redisson())
-	e.do(t, "DEL", name)
+	e.Do(t, "DEL", name)
 }
 
 func TestBadInputIsRejectedWithoutTouchingRedis(t *testing.T) {
 	e := setup(t)
-	assert.PanicsWithValue(t, "rlock: empty lock name", func() { New(e.c, "") })
-	assert.Panics(t, func() { New(e.c, strings.Repeat("x", 64<<10)) })
+	assert.PanicsWithValue(t, "rlock: empty lock name", func() { New(e.C, "") })
+	assert.Panics(t, func() { New(e.C, strings.Repeat("x", 64<<10)) })
 	assert.Panics(t, func() { New(nil, "x") })
-	assert.Panics(t, func() { New(e.c, "x", WithLease(0)) })
-	assert.Panics(t, func() { New(e.c, "x", WithLease(-time.Second)) })
-	assert.Panics(t, func() { New(e.c, "x", WithLease(time.Microsecond)) })
-	assert.Panics(t, func() { New(e.c, "x", WithOwner("")) })
-	assert.Panics(t, func() { redisync.New(e.rc, redisync.WithWatchdogTimeout(0)) })
-	assert.Panics(t, func() { redisync.New(e.rc, redisync.WithWatchdogTimeout(-time.Second)) })
-	assert.Panics(t, func() { redisync.New(e.rc, redisync.WithMaxPoll(0)) })
+	assert.Panics(t, func() { New(e.C, "x", WithLease(0)) })
+	assert.Panics(t, func() { New(e.C, "x", WithLease(-time.Second)) })
+	assert.Panics(t, func() { New(e.C, "x", WithLease(time.Microsecond)) })
+	assert.Panics(t, func() { New(e.C, "x", WithOwner("")) })
+	assert.Panics(t, func() { redisync.New(e.RC, redisync.WithWatchdogTimeout(0)) })
+	assert.Panics(t, func() { redisync.New(e.RC, redisync.WithWatchdogTimeout(-time.Second)) })
+	assert.Panics(t, func() { redisync.New(e.RC, redisync.WithMaxPoll(0)) })
 	assert.Panics(t, func() { redisync.New(nil) })
-	m := New(e.c, "x")
+	m := New(e.C, "x")
 	//lint:ignore SA1012 testing the documented panic
 	assert.PanicsWithValue(t, "rlock: nil Context", func() { _ = m.Lock(nil) }) //nolint:staticcheck
-	assert.Zero(t, e.dbsize(t), "rejected input left state in Redis")
+	assert.Zero(t, e.DBSize(t), "rejected input left state in Redis")
 
 	// Names with braces work on a single server; their derived keys keep the slot.
 	for _, name := range []string{"a{b", "{}", "{x}y", "}{", strings.Repeat("n", MaxNameLength)} {
-		m := New(e.c, name)
+		m := New(e.C, name)
 		require.NoError(t, m.Lock(bg()), name)
-		assert.True(t, e.exists(t, name), name)
+		assert.True(t, e.Exists(t, name), name)
 		require.NoError(t, m.Unlock(bg()), name)
 	}
-	assert.Zero(t, e.dbsize(t))
+	assert.Zero(t, e.DBSize(t))
 
 	// A cancelled context is refused before any I/O.
 	ctx, cancel := context.WithCancel(bg())
@@ -313,7 +313,7 @@ func TestBadInputIsRejectedWithoutTouchingRedis(t *testing.T) {
 
 func TestUseAfterCloseReturnsErrClosed(t *testing.T) {
 	e := setup(t)
-	c := e.client(t)
+	c := e.Client(t)
 	m := New(c, "mutex:closed-client")
 	require.NoError(t, c.Close())
 	require.NoError(t, c.Close(), "Close is idempotent")
@@ -325,18 +325,18 @@ func TestUseAfterCloseReturnsErrClosed(t *testing.T) {
 	assert.ErrorIs(t, err, redisync.ErrClosed)
 	_, err = ForceUnlock(bg(), c, "mutex:closed-client")
 	assert.ErrorIs(t, err, redisync.ErrClosed)
-	assert.Zero(t, e.dbsize(t))
+	assert.Zero(t, e.DBSize(t))
 }
 
 func TestCloseWakesBlockedWaitersWithErrClosed(t *testing.T) {
 	e := setup(t, redisync.WithMaxPoll(30*time.Second))
-	holder := New(e.c, "mutex:close-wait")
+	holder := New(e.C, "mutex:close-wait")
 	require.NoError(t, holder.Lock(bg()))
-	c := e.client(t, redisync.WithMaxPoll(30*time.Second))
+	c := e.Client(t, redisync.WithMaxPoll(30*time.Second))
 	waiter := New(c, "mutex:close-wait")
 	got := make(chan error, 1)
 	go func() { got <- waiter.Lock(bg()) }()
-	waitSubscribed(t, e, "redisson_lock__channel:{mutex:close-wait}")
+	e.WaitSubscribed(t, "redisson_lock__channel:{mutex:close-wait}")
 	require.NoError(t, c.Close())
 	select {
 	case err := <-got:
@@ -349,30 +349,30 @@ func TestCloseWakesBlockedWaitersWithErrClosed(t *testing.T) {
 
 func TestForceUnlockFreesTheLockAndTellsTheHolder(t *testing.T) {
 	e := setup(t, redisync.WithWatchdogTimeout(600*time.Millisecond))
-	m := New(e.c, "mutex:force")
+	m := New(e.C, "mutex:force")
 	require.NoError(t, m.Lock(bg()))
-	ok, err := ForceUnlock(bg(), e.c, "mutex:force")
+	ok, err := ForceUnlock(bg(), e.C, "mutex:force")
 	require.NoError(t, err)
 	assert.True(t, ok)
-	assert.False(t, e.exists(t, "mutex:force"))
+	assert.False(t, e.Exists(t, "mutex:force"))
 	select {
 	case <-m.Done():
 	case <-time.After(time.Second):
 		t.Fatal("holder not told")
 	}
 	assert.ErrorIs(t, m.Err(), redisync.ErrLockLost)
-	ok, err = ForceUnlock(bg(), e.c, "mutex:force")
+	ok, err = ForceUnlock(bg(), e.C, "mutex:force")
 	require.NoError(t, err)
 	assert.False(t, ok)
-	e.do(t, "SET", "not-a-lock", "v")
-	_, err = ForceUnlock(bg(), e.c, "not-a-lock")
+	e.Do(t, "SET", "not-a-lock", "v")
+	_, err = ForceUnlock(bg(), e.C, "not-a-lock")
 	assert.Error(t, err)
-	assert.True(t, e.exists(t, "not-a-lock"))
+	assert.True(t, e.Exists(t, "not-a-lock"))
 }
 
 func TestTTLReportsTheRemainingLease(t *testing.T) {
 	e := setup(t)
-	m := New(e.c, "mutex:ttl", WithLease(10*time.Second))
+	m := New(e.C, "mutex:ttl", WithLease(10*time.Second))
 	d, err := m.TTL(bg())
 	require.NoError(t, err)
 	assert.Zero(t, d)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/internal/locktest"
 	"github.com/redisync/redisync/internal/redistest"
 )
 
@@ -31,7 +32,7 @@ func TestConcurrentHandlesNeverOverlapAndTokensIncrease(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m := New(e.c, "mutex:shared")
+			m := New(e.C, "mutex:shared")
 			for granted.Load() < total {
 				if err := m.Lock(bg()); err != nil {
 					t.Error(err)
@@ -58,15 +59,15 @@ func TestConcurrentHandlesNeverOverlapAndTokensIncrease(t *testing.T) {
 	for i := 1; i < len(tokens); i++ {
 		require.Greater(t, tokens[i], tokens[i-1], "token %d did not increase", i)
 	}
-	assert.False(t, e.exists(t, "mutex:shared"), "lock key left behind")
-	assert.Zero(t, eng(e.c).Watchdog.Len(), "renewals left behind")
+	assert.False(t, e.Exists(t, "mutex:shared"), "lock key left behind")
+	assert.Zero(t, eng(e.C).Watchdog.Len(), "renewals left behind")
 }
 
 func TestReentrantHoldsCountReleaseAndPublish(t *testing.T) {
 	e := setup(t)
 	const name = "mutex:reentrant"
-	msgs := e.subscribe(t, "redisson_lock__channel:{"+name+"}")
-	m := New(e.c, name, WithLease(5*time.Second))
+	msgs := e.Subscribe(t, "redisson_lock__channel:{"+name+"}", false)
+	m := New(e.C, name, WithLease(5*time.Second))
 	for range 3 {
 		require.NoError(t, m.Lock(bg()))
 	}
@@ -76,17 +77,17 @@ func TestReentrantHoldsCountReleaseAndPublish(t *testing.T) {
 	tok := m.Token()
 
 	// Another owner's Unlock fails and leaves the key as it was.
-	before, _ := e.do(t, "HGETALL", name).AsStrMap()
-	other := New(e.c, name)
+	before, _ := e.Do(t, "HGETALL", name).AsStrMap()
+	other := New(e.C, name)
 	assert.ErrorIs(t, other.Unlock(bg()), redisync.ErrNotHeld)
-	after, _ := e.do(t, "HGETALL", name).AsStrMap()
+	after, _ := e.Do(t, "HGETALL", name).AsStrMap()
 	assert.Equal(t, before, after)
 
 	// Partial unlocks keep the lock and restore the lease.
 	for want := 2; want >= 1; want-- {
-		e.do(t, "PEXPIRE", name, "100")
+		e.Do(t, "PEXPIRE", name, "100")
 		require.NoError(t, m.Unlock(bg()))
-		assert.Greater(t, e.pttl(t, name), int64(1000), "lease not refreshed")
+		assert.Greater(t, e.PTTL(t, name), int64(1000), "lease not refreshed")
 		n, _ = m.HoldCount(bg())
 		assert.Equal(t, want, n)
 		assert.Nil(t, m.Err())
@@ -99,7 +100,7 @@ func TestReentrantHoldsCountReleaseAndPublish(t *testing.T) {
 	}
 
 	require.NoError(t, m.Unlock(bg()))
-	assert.False(t, e.exists(t, name))
+	assert.False(t, e.Exists(t, name))
 	select {
 	case msg := <-msgs:
 		assert.Equal(t, "0", msg)
@@ -114,29 +115,29 @@ func TestReentrantHoldsCountReleaseAndPublish(t *testing.T) {
 		t.Fatal("Done not closed after the final unlock")
 	}
 	assert.ErrorIs(t, m.Unlock(bg()), redisync.ErrNotHeld)
-	assert.Zero(t, e.dbsize(t))
+	assert.Zero(t, e.DBSize(t))
 }
 
 func TestNonReentrantRelockIsAnError(t *testing.T) {
 	e := setup(t)
-	m := New(e.c, "mutex:nonreentrant", WithNonReentrant())
+	m := New(e.C, "mutex:nonreentrant", WithNonReentrant())
 	require.NoError(t, m.Lock(bg()))
 	assert.ErrorIs(t, m.Lock(bg()), redisync.ErrNonReentrant)
 	_, err := m.TryLock(bg())
 	assert.ErrorIs(t, err, redisync.ErrNonReentrant)
 	// A second handle with the same owner is refused by the script itself.
-	twin := New(e.c, "mutex:nonreentrant", WithNonReentrant(), WithOwner(m.Owner()))
+	twin := New(e.C, "mutex:nonreentrant", WithNonReentrant(), WithOwner(m.Owner()))
 	_, err = twin.TryLock(bg())
 	assert.ErrorIs(t, err, redisync.ErrNonReentrant)
 	n, _ := m.HoldCount(bg())
 	assert.Equal(t, 1, n)
 	require.NoError(t, m.Unlock(bg()))
-	assert.Zero(t, e.dbsize(t))
+	assert.Zero(t, e.DBSize(t))
 }
 
 func TestTryLockReportsBusyAsFalse(t *testing.T) {
 	e := setup(t)
-	a, b := New(e.c, "mutex:try"), New(e.c, "mutex:try")
+	a, b := New(e.C, "mutex:try"), New(e.C, "mutex:try")
 	ok, err := a.TryLock(bg())
 	require.NoError(t, err)
 	require.True(t, ok)
@@ -154,17 +155,17 @@ func TestTryLockReportsBusyAsFalse(t *testing.T) {
 
 func TestWatchdogKeepsAHoldAlivePastManyLeases(t *testing.T) {
 	e := setup(t, redisync.WithWatchdogTimeout(600*time.Millisecond))
-	m := New(e.c, "mutex:watchdog")
+	m := New(e.C, "mutex:watchdog")
 	require.NoError(t, m.Lock(bg()))
 	end := time.Now().Add(3 * time.Second)
 	for time.Now().Before(end) {
-		require.True(t, e.exists(t, "mutex:watchdog"), "lease expired under the watchdog")
+		require.True(t, e.Exists(t, "mutex:watchdog"), "lease expired under the watchdog")
 		require.NoError(t, m.Err())
 		time.Sleep(50 * time.Millisecond)
 	}
-	assert.LessOrEqual(t, e.pttl(t, "mutex:watchdog"), int64(600))
+	assert.LessOrEqual(t, e.PTTL(t, "mutex:watchdog"), int64(600))
 	require.NoError(t, m.Unlock(bg()))
-	assert.Zero(t, eng(e.c).Watchdog.Len())
+	assert.Zero(t, eng(e.C).Watchdog.Len())
 }
 
 func TestWatchdogRenewsManyHoldsInBatches(t *testing.T) {
@@ -172,7 +173,7 @@ func TestWatchdogRenewsManyHoldsInBatches(t *testing.T) {
 	const holds = 1000
 	ms := make([]*Mutex, holds)
 	for i := range ms {
-		ms[i] = New(e.c, fmt.Sprintf("mutex:batch:%d", i))
+		ms[i] = New(e.C, fmt.Sprintf("mutex:batch:%d", i))
 		require.NoError(t, ms[i].Lock(bg()))
 	}
 	// Over 2 s (about 10 renewal intervals), count the scripts sent.
@@ -188,19 +189,19 @@ func TestWatchdogRenewsManyHoldsInBatches(t *testing.T) {
 		require.NoError(t, m.Err())
 		require.NoError(t, m.Unlock(bg()))
 	}
-	assert.Zero(t, e.dbsize(t))
+	assert.Zero(t, e.DBSize(t))
 }
 
-func redistestCalls(t *testing.T, e *env) int64 {
-	return redistest.CommandCalls(t, e.rc, "evalsha") + redistest.CommandCalls(t, e.rc, "eval")
+func redistestCalls(t *testing.T, e *locktest.Env) int64 {
+	return redistest.CommandCalls(t, e.RC, "evalsha") + redistest.CommandCalls(t, e.RC, "eval")
 }
 
 func TestDeletedKeySignalsLossBeforeTheLeaseEnds(t *testing.T) {
 	e := setup(t, redisync.WithWatchdogTimeout(600*time.Millisecond))
-	m := New(e.c, "mutex:deleted")
+	m := New(e.C, "mutex:deleted")
 	require.NoError(t, m.Lock(bg()))
 	done := m.Done()
-	e.do(t, "DEL", "mutex:deleted")
+	e.Do(t, "DEL", "mutex:deleted")
 	deleted := time.Now()
 	select {
 	case <-done:
@@ -212,15 +213,15 @@ func TestDeletedKeySignalsLossBeforeTheLeaseEnds(t *testing.T) {
 	assert.Zero(t, m.Token())
 	assert.ErrorIs(t, m.Unlock(bg()), redisync.ErrLockLost)
 	assert.ErrorIs(t, m.Err(), redisync.ErrLockLost)
-	assert.Zero(t, eng(e.c).Watchdog.Len())
+	assert.Zero(t, eng(e.C).Watchdog.Len())
 }
 
 func TestDoCancelsWithCauseWhenTheLockIsLost(t *testing.T) {
 	e := setup(t, redisync.WithWatchdogTimeout(600*time.Millisecond))
-	m := New(e.c, "mutex:do")
+	m := New(e.C, "mutex:do")
 	var cause error
 	err := redisync.Do(bg(), m, func(ctx context.Context) error {
-		e.do(t, "DEL", "mutex:do")
+		e.Do(t, "DEL", "mutex:do")
 		select {
 		case <-ctx.Done():
 			cause = context.Cause(ctx)
@@ -236,14 +237,14 @@ func TestDoCancelsWithCauseWhenTheLockIsLost(t *testing.T) {
 
 func TestDoUnlocksAfterTheFunction(t *testing.T) {
 	e := setup(t)
-	m := New(e.c, "mutex:do-ok")
+	m := New(e.C, "mutex:do-ok")
 	err := redisync.Do(bg(), m, func(ctx context.Context) error {
-		assert.True(t, e.exists(t, "mutex:do-ok"))
+		assert.True(t, e.Exists(t, "mutex:do-ok"))
 		assert.NotZero(t, m.Token())
 		return nil
 	})
 	require.NoError(t, err)
-	assert.False(t, e.exists(t, "mutex:do-ok"))
+	assert.False(t, e.Exists(t, "mutex:do-ok"))
 }
 
 func TestPausedServerSignalsLossBeforeTheLeaseEnds(t *testing.T) {
@@ -251,22 +252,22 @@ func TestPausedServerSignalsLossBeforeTheLeaseEnds(t *testing.T) {
 	// out at (acquire sent + lease) at the latest; Done must close before.
 	const lease = 2 * time.Second
 	e := setup(t, redisync.WithWatchdogTimeout(lease))
-	m := New(e.c, "mutex:paused")
+	m := New(e.C, "mutex:paused")
 	start := time.Now()
 	require.NoError(t, m.Lock(bg()))
 	done := m.Done()
-	e.srv.Pause()
+	e.Srv.Pause()
 	select {
 	case <-done:
 	case <-time.After(lease - time.Since(start)):
-		e.srv.Resume()
+		e.Srv.Resume()
 		t.Fatal("loss not signalled within the lease while the server was paused")
 	}
 	t.Logf("loss signalled %v after the acquire was sent", time.Since(start))
 	assert.ErrorIs(t, m.Err(), redisync.ErrLockLost)
 	time.Sleep(lease + 100*time.Millisecond - time.Since(start)) // let the lease run out on the server's clock
-	e.srv.Resume()
-	other := New(e.client(t), "mutex:paused")
+	e.Srv.Resume()
+	other := New(e.Client(t), "mutex:paused")
 	eventually(t, 5*time.Second, func() bool {
 		ok, err := other.TryLock(bg())
 		return err == nil && ok
@@ -279,11 +280,11 @@ func TestStoppedRenewalHandsOverWithinLeasePlusPoll(t *testing.T) {
 	t.Run("fixed lease", func(t *testing.T) {
 		e := setup(t, redisync.WithMaxPoll(poll))
 		const name = "mutex:fixed"
-		msgs := e.subscribe(t, "redisson_lock__channel:{"+name+"}")
-		holder := New(e.c, name, WithLease(500*time.Millisecond))
+		msgs := e.Subscribe(t, "redisson_lock__channel:{"+name+"}", false)
+		holder := New(e.C, name, WithLease(500*time.Millisecond))
 		require.NoError(t, holder.Lock(bg()))
 		start := time.Now()
-		waiter := New(e.client(t), name)
+		waiter := New(e.Client(t), name)
 		require.NoError(t, waiter.Lock(bg()))
 		elapsed := time.Since(start)
 		assert.Less(t, elapsed, 500*time.Millisecond+poll+300*time.Millisecond)
@@ -295,15 +296,15 @@ func TestStoppedRenewalHandsOverWithinLeasePlusPoll(t *testing.T) {
 	t.Run("client closed", func(t *testing.T) {
 		e := setup(t, redisync.WithMaxPoll(poll))
 		const name = "mutex:closed"
-		msgs := e.subscribe(t, "redisson_lock__channel:{"+name+"}")
-		c1 := e.client(t, redisync.WithWatchdogTimeout(500*time.Millisecond))
+		msgs := e.Subscribe(t, "redisson_lock__channel:{"+name+"}", false)
+		c1 := e.Client(t, redisync.WithWatchdogTimeout(500*time.Millisecond))
 		holder := New(c1, name)
 		require.NoError(t, holder.Lock(bg()))
 		require.NoError(t, c1.Close())
 		closed := time.Now()
 		assert.ErrorIs(t, holder.Err(), redisync.ErrLockLost)
 		assert.ErrorIs(t, holder.Err(), redisync.ErrClosed)
-		waiter := New(e.c, name)
+		waiter := New(e.C, name)
 		require.NoError(t, waiter.Lock(bg()))
 		assert.Less(t, time.Since(closed), 500*time.Millisecond+poll+300*time.Millisecond)
 		assert.Empty(t, msgs)
@@ -314,9 +315,9 @@ func TestStoppedRenewalHandsOverWithinLeasePlusPoll(t *testing.T) {
 func TestWaiterIsHandedTheLockByPubSub(t *testing.T) {
 	e := setup(t, redisync.WithMaxPoll(30*time.Second))
 	const name = "mutex:handoff"
-	holder := New(e.c, name)
+	holder := New(e.C, name)
 	require.NoError(t, holder.Lock(bg()))
-	waiter := New(e.client(t, redisync.WithMaxPoll(30*time.Second)), name)
+	waiter := New(e.Client(t, redisync.WithMaxPoll(30*time.Second)), name)
 	got := make(chan time.Time, 1)
 	go func() {
 		if err := waiter.Lock(bg()); err == nil {
@@ -325,7 +326,7 @@ func TestWaiterIsHandedTheLockByPubSub(t *testing.T) {
 		close(got)
 	}()
 	// Let the waiter subscribe and go to sleep.
-	waitSubscribed(t, e, "redisson_lock__channel:{"+name+"}")
+	e.WaitSubscribed(t, "redisson_lock__channel:{"+name+"}")
 	time.Sleep(50 * time.Millisecond)
 	released := time.Now()
 	require.NoError(t, holder.Unlock(bg()))

@@ -1,0 +1,191 @@
+package fairlock
+
+import (
+	"context"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/internal/engine"
+	"github.com/redisync/redisync/internal/hold"
+	"github.com/redisync/redisync/internal/keys"
+	"github.com/redisync/redisync/internal/lockopt"
+	"github.com/redisync/redisync/scripts"
+)
+
+// MaxNameLength is the longest lock name accepted, in bytes.
+const MaxNameLength = lockopt.MaxNameLength
+
+// Mutex is a reentrant fair lock. A Mutex value is one owner; see the
+// package doc. All methods are safe for concurrent use.
+type Mutex struct {
+	e             *engine.Engine
+	name          string
+	nameErr       error
+	keys          scripts.FairKeys
+	owner         string
+	channel       string // this owner's wake-up channel
+	leaseMs       string
+	nonReentrant  bool
+	waiterTimeout time.Duration
+	waitMs        string
+	hold          *hold.Hold
+}
+
+// New returns a fair lock named name on c. It does no I/O.
+//
+// The lock is the Redis hash named exactly name, plus a queue; see the
+// package doc for the layout. New panics if c is nil, name is empty or
+// longer than MaxNameLength, or an option is out of range.
+func New(c *redisync.Client, name string, opts ...Option) *Mutex {
+	e := engine.FromClient(c)
+	nameErr := lockopt.CheckName("fairlock", e, name)
+	var o lockopt.Options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	o.Validate("fairlock")
+	owner, lease, fixed := o.Resolve(e)
+	derive := func(prefix string) string { k, _ := keys.Derived(prefix, name); return k }
+	m := &Mutex{
+		e: e, name: name, nameErr: nameErr, owner: owner, nonReentrant: o.NonReentrant,
+		leaseMs:       engine.Millis(lease),
+		waiterTimeout: o.WaiterTimeout,
+		waitMs:        engine.Millis(o.WaiterTimeout),
+		keys: scripts.FairKeys{
+			Lock:       name,
+			Queue:      derive(keys.FairQueuePrefix),
+			Heartbeats: derive(keys.FairHeartbeatPrefix),
+			Token:      derive(keys.LockTokenPrefix),
+			Channel:    derive(keys.FairChannelPrefix),
+		},
+	}
+	m.channel = m.keys.WaiterChannel(owner)
+	m.hold = hold.New(hold.Config{
+		Engine:       e,
+		Lease:        lease,
+		Fixed:        fixed,
+		NonReentrant: o.NonReentrant,
+		Release: func(ctx context.Context, expected int64) (scripts.Released, error) {
+			return scripts.FairRelease(ctx, e.RC, &m.keys, owner, m.leaseMs, expected, e.Publish)
+		},
+		Renewer: e.LockRenewer, // the lock itself has the rlock layout
+		Target: func(token uint64) any {
+			return &engine.RenewTarget{
+				Item:    scripts.RenewItem{Key: name, Owner: owner, Token: token},
+				LeaseMs: m.leaseMs,
+			}
+		},
+	})
+	return m
+}
+
+// Name returns the lock's name (the key of its hash).
+func (m *Mutex) Name() string { return m.name }
+
+// Owner returns the owner id this handle locks as.
+func (m *Mutex) Owner() string { return m.owner }
+
+// Lock joins the queue and blocks until this handle holds the lock or ctx
+// ends. The lock is granted in the order in which waiters joined the queue.
+// Locking a lock the handle already holds nests at once (unless
+// WithNonReentrant) without queueing.
+//
+// It returns nil, ctx.Err() unwrapped when ctx ends, redisync.ErrClosed,
+// redisync.ErrNonReentrant, or an error from Redis. When it returns an
+// error the handle has left the queue (if that last round trip fails, its
+// place lapses after the waiter timeout) and holds nothing new.
+// Lock panics on a nil ctx.
+func (m *Mutex) Lock(ctx context.Context) error {
+	if err := m.check(ctx); err != nil {
+		return err
+	}
+	err := m.e.Acquire(ctx, m.channel, m.attemptQueued)
+	if err != nil && err != redisync.ErrNonReentrant {
+		m.leave(ctx)
+	}
+	return err
+}
+
+// TryLock makes exactly one attempt and never joins the queue: (true, nil)
+// when the lock was free with nobody queued (or this owner is first in the
+// queue, or already holds it), (false, nil) otherwise.
+func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
+	if err := m.check(ctx); err != nil {
+		return false, err
+	}
+	ok, _, err := m.hold.Attempt(ctx, m.acquire("0"))
+	return ok, err
+}
+
+// Unlock releases one hold of this handle. After the last one the lock is
+// free and the first live waiter in the queue is woken (only that one).
+// Errors are as rlock.Mutex.Unlock's: redisync.ErrNotHeld, redisync.ErrLockLost,
+// or a Redis error after which calling Unlock again is safe.
+func (m *Mutex) Unlock(ctx context.Context) error {
+	if err := m.check(ctx); err != nil {
+		return err
+	}
+	return m.hold.Unlock(ctx)
+}
+
+// Token returns the fencing token of the current hold, 0 if none.
+func (m *Mutex) Token() uint64 { return m.hold.Token() }
+
+// Done returns a channel that is closed when the current hold ends.
+func (m *Mutex) Done() <-chan struct{} { return m.hold.Done() }
+
+// Err returns nil while held, an error matching redisync.ErrLockLost after a
+// loss, and redisync.ErrNotHeld otherwise.
+func (m *Mutex) Err() error { return m.hold.Err() }
+
+func (m *Mutex) check(ctx context.Context) error {
+	return lockopt.Check("fairlock", m.e, m.nameErr, ctx)
+}
+
+func (m *Mutex) acquire(waitMs string) hold.AcquireFunc {
+	return func(ctx context.Context) (scripts.Acquired, error) {
+		return scripts.FairAcquire(ctx, m.e.RC, &m.keys, m.leaseMs, m.owner, m.nonReentrant, waitMs, m.e.Publish)
+	}
+}
+
+// attemptQueued is one attempt of a waiting Lock: it joins the queue or
+// keeps its place there. Every attempt is also the waiter's heartbeat, so the
+// wait between attempts never exceeds a third of the waiter timeout.
+func (m *Mutex) attemptQueued(ctx context.Context) (bool, time.Duration, error) {
+	ok, hint, err := m.hold.Attempt(ctx, m.acquire(m.waitMs))
+	if heartbeat := m.waiterTimeout / 3; !ok && err == nil && (hint <= 0 || hint > heartbeat) {
+		hint = heartbeat
+	}
+	return ok, hint, err
+}
+
+// leave takes this owner out of the queue after a failed or cancelled Lock.
+func (m *Mutex) leave(ctx context.Context) {
+	bctx, cancel := engine.Background(ctx)
+	defer cancel()
+	_, _ = scripts.FairLeave(bctx, m.e.RC, &m.keys, m.owner, m.e.Publish)
+}
+
+// Queue returns the owners waiting in the queue, first in line first
+// (waiters whose heartbeat has lapsed are dropped at the next acquire or
+// release, and may still be listed until then).
+func (m *Mutex) Queue(ctx context.Context) ([]string, error) {
+	if err := m.check(ctx); err != nil {
+		return nil, err
+	}
+	return m.e.RC.Do(ctx, m.e.RC.B().Zrange().Key(m.keys.Queue).Min("0").Max("-1").Build()).AsStrSlice()
+}
+
+// HoldCount returns how many holds this handle's owner has in Redis.
+func (m *Mutex) HoldCount(ctx context.Context) (int, error) {
+	if err := m.check(ctx); err != nil {
+		return 0, err
+	}
+	n, err := m.e.RC.Do(ctx, m.e.RC.B().Hget().Key(m.name).Field(m.owner).Build()).AsInt64()
+	if rueidis.IsRedisNil(err) {
+		return 0, nil
+	}
+	return int(n), err
+}

@@ -1,0 +1,45 @@
+package fairlock
+
+import (
+	"time"
+
+	"github.com/redisync/redisync/internal/lockopt"
+)
+
+// Option configures a Mutex.
+type Option func(*lockopt.Options)
+
+// DefaultWaiterTimeout is how long a waiter that stopped heartbeating keeps
+// its place in the queue.
+const DefaultWaiterTimeout = lockopt.DefaultWaiterTimeout
+
+// WithLease gives every hold a fixed lease d: no renewal; the hold ends d
+// after its last acquisition unless unlocked before, and then reports
+// ErrLockLost. New panics if d is below 1 ms. Default: watchdog mode (the
+// Client's watchdog timeout, renewed every third).
+func WithLease(d time.Duration) Option {
+	return func(o *lockopt.Options) { o.SetLease(d) }
+}
+
+// WithOwner sets the owner id instead of drawing a fresh one, so another
+// process can resume or release a hold by its id. New panics if id is empty.
+// Default: "<client id>:<sequence>".
+func WithOwner(id string) Option {
+	return func(o *lockopt.Options) { o.SetOwner(id) }
+}
+
+// WithNonReentrant makes a second Lock by the holder fail with
+// redisync.ErrNonReentrant instead of nesting. Default: reentrant.
+func WithNonReentrant() Option {
+	return func(o *lockopt.Options) { o.NonReentrant = true }
+}
+
+// WithWaiterTimeout sets how long this handle's place in the queue survives
+// without a heartbeat. A waiting Lock heartbeats at least every third of it,
+// so only a waiter whose process died, froze or lost its connection for that
+// long is dropped; a live waiter is never evicted however long it waits.
+// Shorter means a dead waiter at the head delays the others less. New panics
+// if d is below 10 ms. Default: DefaultWaiterTimeout (5 s).
+func WithWaiterTimeout(d time.Duration) Option {
+	return func(o *lockopt.Options) { o.SetWaiterTimeout(d) }
+}

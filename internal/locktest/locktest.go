@@ -1,0 +1,174 @@
+// Package locktest is the test kit shared by the lock packages' tests: a
+// real redis-server per test with a redisync Client on it, raw Redis access
+// for assertions, a pub/sub recorder, and deadline polls.
+package locktest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/internal/engine"
+	"github.com/redisync/redisync/internal/redistest"
+)
+
+// Main is a package's TestMain: it starts one server for the package's
+// Examples (its address goes to setAddr), runs the tests, and fails the run
+// if goroutines leaked.
+func Main(m *testing.M, setAddr func(addr string)) {
+	s, err := redistest.StartMain()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	setAddr(s.Addr())
+	code := m.Run()
+	s.Kill()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// Env is one test's server, rueidis client and redisync Client.
+type Env struct {
+	Srv *redistest.Server
+	RC  rueidis.Client
+	C   *redisync.Client
+}
+
+// Setup starts a server and a Client on it, both stopped at cleanup.
+func Setup(t *testing.T, opts ...redisync.Option) *Env {
+	t.Helper()
+	srv := redistest.Start(t)
+	rc := srv.Client(t)
+	c := redisync.New(rc, opts...)
+	t.Cleanup(func() { c.Close() })
+	return &Env{Srv: srv, RC: rc, C: c}
+}
+
+// Client returns one more redisync Client on the same server (another
+// "process"), closed at cleanup.
+func (e *Env) Client(t *testing.T, opts ...redisync.Option) *redisync.Client {
+	rc := e.Srv.Client(t)
+	c := redisync.New(rc, opts...)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Do runs a raw command and fails the test if it cannot be sent.
+func (e *Env) Do(t *testing.T, args ...string) rueidis.RedisResult {
+	t.Helper()
+	return redistest.Do(t, e.RC, args...)
+}
+
+// Int runs a raw command with an integer reply.
+func (e *Env) Int(t *testing.T, args ...string) int64 {
+	t.Helper()
+	n, err := e.Do(t, args...).AsInt64()
+	require.NoError(t, err, "%v", args)
+	return n
+}
+
+// Exists reports whether key exists.
+func (e *Env) Exists(t *testing.T, key string) bool { return e.Int(t, "EXISTS", key) == 1 }
+
+// PTTL returns key's PTTL (-2: no key, -1: no expiry).
+func (e *Env) PTTL(t *testing.T, key string) int64 { return e.Int(t, "PTTL", key) }
+
+// DBSize returns the number of keys.
+func (e *Env) DBSize(t *testing.T) int64 { return e.Int(t, "DBSIZE") }
+
+// Keys lists every key (for failure messages).
+func (e *Env) Keys(t *testing.T) []string {
+	ks, err := e.Do(t, "KEYS", "*").AsStrSlice()
+	require.NoError(t, err)
+	return ks
+}
+
+// Subscribe records every message published on channel (or, when pattern,
+// on every matching channel, as "channel|message") until the test ends.
+func (e *Env) Subscribe(t *testing.T, channel string, pattern bool) <-chan string {
+	t.Helper()
+	rc := e.Srv.Client(t)
+	msgs := make(chan string, 1024)
+	ready := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	cmd := rc.B().Subscribe().Channel(channel).Build()
+	if pattern {
+		cmd = rc.B().Psubscribe().Pattern(channel).Build()
+	}
+	go func() {
+		defer close(done)
+		once := false
+		hctx := rueidis.WithOnSubscriptionHook(ctx, func(rueidis.PubSubSubscription) {
+			if !once {
+				once = true
+				close(ready)
+			}
+		})
+		_ = rc.Receive(hctx, cmd, func(m rueidis.PubSubMessage) {
+			if pattern {
+				msgs <- m.Channel + "|" + m.Message
+				return
+			}
+			msgs <- m.Message
+		})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	select {
+	case <-ready:
+	case <-time.After(5 * time.Second):
+		t.Fatal("subscription not confirmed")
+	}
+	return msgs
+}
+
+// WaitSubscribed waits until some connection is subscribed to channel.
+func (e *Env) WaitSubscribed(t *testing.T, channel string) {
+	t.Helper()
+	Eventually(t, 5*time.Second, func() bool {
+		vals, err := e.Do(t, "PUBSUB", "NUMSUB", channel).ToArray()
+		if err != nil || len(vals) != 2 {
+			return false
+		}
+		n, _ := vals[1].AsInt64()
+		return n > 0
+	}, "waiter subscribed to "+channel)
+}
+
+// WaitEmpty waits until the database holds no key (a released token may
+// linger for up to a second when the server clock lags the token).
+func (e *Env) WaitEmpty(t *testing.T) {
+	t.Helper()
+	Eventually(t, 3*time.Second, func() bool { return e.DBSize(t) == 0 }, "database empty")
+}
+
+// Engine returns a Client's engine.
+func Engine(c *redisync.Client) *engine.Engine { return engine.FromClient(c) }
+
+// Eventually polls cond every 5 ms until it holds or the deadline passes.
+func Eventually(t *testing.T, within time.Duration, cond func() bool, msg string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %v: %s", within, msg)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Bg is context.Background.
+func Bg() context.Context { return context.Background() }
