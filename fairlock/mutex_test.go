@@ -1,0 +1,355 @@
+package fairlock
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redisync/redisync"
+)
+
+func TestWaitersAreGrantedInArrivalOrder(t *testing.T) {
+	e := setup(t)
+	const name, waiters = "fair:order", 30
+	holder := New(e.C, name)
+	require.NoError(t, holder.Lock(bg()))
+
+	var (
+		mu      sync.Mutex
+		granted []int
+		tokens  []uint64
+		wg      sync.WaitGroup
+	)
+	handles := make([]*Mutex, waiters)
+	for i := range handles {
+		handles[i] = New(e.C, name)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m := handles[i]
+			if err := m.Lock(bg()); err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			granted = append(granted, i)
+			tokens = append(tokens, m.Token())
+			mu.Unlock()
+			if err := m.Unlock(bg()); err != nil {
+				t.Error(err)
+			}
+		}()
+		// The next waiter starts only once this one is queued: a known order.
+		eventually(t, 5*time.Second, func() bool { return queueLen(t, e, holder) == i+1 }, "waiter queued")
+	}
+
+	// The queue is ordered by server-time arrival, strictly increasing.
+	entries, err := e.Do(t, "ZRANGE", holder.keys.Queue, "0", "-1", "WITHSCORES").AsZScores()
+	require.NoError(t, err)
+	require.Len(t, entries, waiters)
+	serverNow, err := e.Do(t, "TIME").AsStrSlice()
+	require.NoError(t, err)
+	nowSec, _ := strconv.ParseFloat(serverNow[0], 64)
+	var last float64
+	for i, z := range entries {
+		assert.Equal(t, handles[i].Owner(), z.Member, "queue position %d", i)
+		assert.Greater(t, z.Score, last, "arrival %d not after the previous", i)
+		assert.InDelta(t, nowSec, z.Score/1e6, 30, "arrival is server time in µs")
+		last = z.Score
+	}
+
+	require.NoError(t, holder.Unlock(bg()))
+	wg.Wait()
+	want := make([]int, waiters)
+	for i := range want {
+		want[i] = i
+	}
+	assert.Equal(t, want, granted, "grant order")
+	for i := 1; i < len(tokens); i++ {
+		assert.Greater(t, tokens[i], tokens[i-1], "tokens rise with each grant")
+	}
+	e.WaitEmpty(t)
+	assert.Zero(t, eng(e.C).Watchdog.Len())
+}
+
+func TestOnlyTheHeadIsWokenOnRelease(t *testing.T) {
+	e := setup(t, redisync.WithMaxPoll(30*time.Second))
+	const name = "fair:head"
+	msgs := e.Subscribe(t, "redisync_fair_channel:{"+name+"}:*", true)
+	holder := New(e.C, name)
+	require.NoError(t, holder.Lock(bg()))
+
+	handles := []*Mutex{New(e.C, name), New(e.C, name), New(e.C, name)}
+	results := make(chan int, len(handles))
+	for i, m := range handles {
+		go func() {
+			if err := m.Lock(bg()); err != nil {
+				t.Error(err)
+			}
+			results <- i
+		}()
+		eventually(t, 5*time.Second, func() bool { return queueLen(t, e, holder) == i+1 }, "waiter queued")
+		e.WaitSubscribed(t, "redisync_fair_channel:{"+name+"}:"+m.Owner())
+	}
+	released := time.Now()
+	require.NoError(t, holder.Unlock(bg()))
+	select {
+	case i := <-results:
+		require.Equal(t, 0, i, "the head is granted first")
+		t.Logf("hand-off to the head in %v", time.Since(released))
+	case <-time.After(10 * time.Second):
+		t.Fatal("the head was not woken (MaxPoll is 30 s, so only pub/sub can wake it)")
+	}
+	select {
+	case m := <-msgs:
+		assert.Equal(t, "redisync_fair_channel:{"+name+"}:"+handles[0].Owner()+"|0", m)
+	case <-time.After(time.Second):
+		t.Fatal("no wake-up published")
+	}
+	// Exactly one message: the others were not woken.
+	select {
+	case m := <-msgs:
+		t.Fatalf("unexpected second wake-up %q", m)
+	case <-time.After(100 * time.Millisecond):
+	}
+	for i := 1; i < len(handles); i++ {
+		require.NoError(t, handles[i-1].Unlock(bg()))
+		require.Equal(t, i, <-results)
+	}
+	require.NoError(t, handles[2].Unlock(bg()))
+	e.WaitEmpty(t)
+}
+
+func TestTryLockNeverEnqueuesAndRespectsTheQueue(t *testing.T) {
+	e := setup(t)
+	const name = "fair:try"
+	holder, other := New(e.C, name), New(e.C, name)
+	require.NoError(t, holder.Lock(bg()))
+	ok, err := other.TryLock(bg())
+	require.NoError(t, err)
+	assert.False(t, ok)
+	assert.False(t, e.Exists(t, holder.keys.Queue), "TryLock joined the queue")
+
+	// A queued waiter is first in line even when the lock is free.
+	waiter := New(e.C, name)
+	got := make(chan error, 1)
+	go func() { got <- waiter.Lock(bg()) }()
+	eventually(t, 5*time.Second, func() bool { return queueLen(t, e, holder) == 1 }, "waiter queued")
+	require.NoError(t, holder.Unlock(bg()))
+	require.NoError(t, <-got)
+	ok, err = other.TryLock(bg())
+	require.NoError(t, err)
+	assert.False(t, ok)
+	require.NoError(t, waiter.Unlock(bg()))
+	ok, err = other.TryLock(bg())
+	require.NoError(t, err)
+	assert.True(t, ok, "free lock, empty queue")
+	require.NoError(t, other.Unlock(bg()))
+	e.WaitEmpty(t)
+}
+
+func TestDeadHeadDelaysTheQueueByAtMostTheWaiterTimeout(t *testing.T) {
+	e := setup(t)
+	const name = "fair:dead-head"
+	const waiterTimeout = 400 * time.Millisecond
+	holder := New(e.C, name)
+	require.NoError(t, holder.Lock(bg()))
+
+	// The head waiter's process loses its connection while it waits: its
+	// rueidis client is closed under it, so it cannot even leave the queue.
+	deadRC := e.Srv.Client(t)
+	deadClient := redisync.New(deadRC)
+	defer deadClient.Close()
+	dead := New(deadClient, name, WithWaiterTimeout(waiterTimeout))
+	deadDone := make(chan error, 1)
+	go func() { deadDone <- dead.Lock(bg()) }()
+	eventually(t, 5*time.Second, func() bool { return queueLen(t, e, holder) == 1 }, "dead waiter queued")
+
+	live := New(e.C, name, WithWaiterTimeout(waiterTimeout))
+	got := make(chan time.Time, 1)
+	go func() {
+		if err := live.Lock(bg()); err != nil {
+			t.Error(err)
+		}
+		got <- time.Now()
+	}()
+	eventually(t, 5*time.Second, func() bool { return queueLen(t, e, holder) == 2 }, "live waiter queued")
+	deadRC.Close()
+	require.Error(t, <-deadDone)
+	lastBeat := time.Now() // the dead waiter's last heartbeat was before this
+	deadline := e.Int(t, "ZSCORE", holder.keys.Heartbeats, dead.Owner()) // server ms
+	require.NoError(t, holder.Unlock(bg()))
+
+	select {
+	case at := <-got:
+		delay := at.Sub(lastBeat)
+		t.Logf("queue resumed %v after the head died", delay)
+		assert.Less(t, delay, waiterTimeout+300*time.Millisecond, "delayed by more than the waiter timeout")
+		// The grant's token is the server time of the grant in µs: the live
+		// waiter did not jump the queue while the head still counted as alive.
+		assert.GreaterOrEqual(t, int64(live.Token()/1000), deadline, "granted before the head's place lapsed")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the queue stalled behind a dead waiter")
+	}
+	require.NoError(t, live.Unlock(bg()))
+	e.WaitEmpty(t)
+}
+
+func TestLiveWaiterKeepsItsPlaceForTenWaiterTimeouts(t *testing.T) {
+	e := setup(t)
+	const name = "fair:patient"
+	const waiterTimeout = 100 * time.Millisecond
+	holder := New(e.C, name)
+	require.NoError(t, holder.Lock(bg()))
+	first := New(e.C, name, WithWaiterTimeout(waiterTimeout))
+	second := New(e.C, name, WithWaiterTimeout(waiterTimeout))
+	order := make(chan *Mutex, 2)
+	for _, m := range []*Mutex{first, second} {
+		go func() {
+			if err := m.Lock(bg()); err != nil {
+				t.Error(err)
+			}
+			order <- m
+		}()
+		want := 1
+		if m == second {
+			want = 2
+		}
+		eventually(t, 5*time.Second, func() bool { return queueLen(t, e, holder) == want }, "queued")
+	}
+	time.Sleep(10 * waiterTimeout) // the property under test is this long wait
+	q, err := first.Queue(bg())
+	require.NoError(t, err)
+	assert.Equal(t, []string{first.Owner(), second.Owner()}, q, "live waiters kept their places")
+	require.NoError(t, holder.Unlock(bg()))
+	m := <-order
+	assert.Same(t, first, m)
+	require.NoError(t, m.Unlock(bg()))
+	m = <-order
+	assert.Same(t, second, m)
+	require.NoError(t, m.Unlock(bg()))
+	e.WaitEmpty(t)
+}
+
+func TestCancelledLocksLeaveTheQueueEmpty(t *testing.T) {
+	e := setup(t)
+	const name = "fair:cancel"
+	var (
+		wg        sync.WaitGroup
+		cancelled atomic.Int64
+		granted   atomic.Int64
+		inside    atomic.Int32
+	)
+	const goroutines, each = 10, 100 // 1,000 Lock calls
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(g), 7))
+			m := New(e.C, name, WithWaiterTimeout(time.Minute))
+			for range each {
+				ctx, cancel := context.WithTimeout(bg(), time.Duration(r.IntN(3000))*time.Microsecond)
+				stop := func() bool { return false }
+				if r.IntN(4) == 0 {
+					// Cancel from another goroutine at a random point.
+					stop = time.AfterFunc(time.Duration(r.IntN(2000))*time.Microsecond, cancel).Stop
+				}
+				err := m.Lock(ctx)
+				stop()
+				cancel()
+				switch {
+				case err == nil:
+					if !inside.CompareAndSwap(0, 1) {
+						t.Error("overlap")
+					}
+					granted.Add(1)
+					inside.Store(0)
+					if err := m.Unlock(bg()); err != nil {
+						t.Error(err)
+					}
+				case err == context.Canceled || err == context.DeadlineExceeded:
+					cancelled.Add(1)
+				default:
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("granted %d, cancelled %d", granted.Load(), cancelled.Load())
+	assert.Greater(t, cancelled.Load(), int64(100))
+	assert.Greater(t, granted.Load(), int64(10))
+	// The waiter timeout is a minute: only leaving explains an empty queue.
+	e.WaitEmpty(t)
+	en := eng(e.C)
+	assert.Zero(t, en.Watchdog.Len())
+	eventually(t, 5*time.Second, func() bool { return en.Hub.Channels() == 0 }, "subscriptions released")
+}
+
+func TestReentrantRenewedAndTokened(t *testing.T) {
+	e := setup(t, redisync.WithWatchdogTimeout(300*time.Millisecond))
+	const name = "fair:reentrant"
+	m := New(e.C, name)
+	require.NoError(t, m.Lock(bg()))
+	tok := m.Token()
+	require.NotZero(t, tok)
+	require.NoError(t, m.Lock(bg()))
+	n, err := m.HoldCount(bg())
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
+	assert.Equal(t, tok, m.Token(), "re-entry keeps the token")
+	time.Sleep(time.Second) // three leases: only renewal keeps it
+	assert.NoError(t, m.Err())
+	assert.True(t, e.Exists(t, name))
+	require.NoError(t, m.Unlock(bg()))
+	require.NoError(t, m.Unlock(bg()))
+	assert.ErrorIs(t, m.Unlock(bg()), redisync.ErrNotHeld)
+	require.NoError(t, m.Lock(bg()))
+	assert.Greater(t, m.Token(), tok, "a new grant has a higher token")
+	require.NoError(t, m.Unlock(bg()))
+	e.WaitEmpty(t)
+
+	nr := New(e.C, name, WithNonReentrant())
+	require.NoError(t, nr.Lock(bg()))
+	assert.ErrorIs(t, nr.Lock(bg()), redisync.ErrNonReentrant)
+	require.NoError(t, nr.Unlock(bg()))
+}
+
+func TestDeletedFairLockSignalsLoss(t *testing.T) {
+	e := setup(t, redisync.WithWatchdogTimeout(300*time.Millisecond))
+	m := New(e.C, "fair:lost")
+	require.NoError(t, m.Lock(bg()))
+	e.Do(t, "DEL", "fair:lost")
+	select {
+	case <-m.Done():
+	case <-time.After(2 * time.Second):
+		t.Fatal("loss not signalled")
+	}
+	assert.ErrorIs(t, m.Err(), redisync.ErrLockLost)
+	assert.ErrorIs(t, m.Unlock(bg()), redisync.ErrLockLost)
+}
+
+func TestBadInput(t *testing.T) {
+	e := setup(t)
+	assert.PanicsWithValue(t, "fairlock: empty lock name", func() { New(e.C, "") })
+	assert.Panics(t, func() { New(e.C, strings.Repeat("x", MaxNameLength+1)) })
+	assert.Panics(t, func() { New(e.C, "x", WithWaiterTimeout(time.Millisecond)) })
+	assert.Panics(t, func() { New(e.C, "x", WithLease(0)) })
+	assert.Panics(t, func() { New(e.C, "x", WithOwner("")) })
+	assert.Panics(t, func() { New(nil, "x") })
+	m := New(e.C, "x")
+	assert.Panics(t, func() { _ = m.Lock(nil) }) //nolint:staticcheck // the nil ctx is the point
+	assert.ErrorIs(t, m.Unlock(bg()), redisync.ErrNotHeld)
+	e.C.Close()
+	assert.True(t, errors.Is(m.Lock(bg()), redisync.ErrClosed))
+	assert.Zero(t, e.DBSize(t))
+}
