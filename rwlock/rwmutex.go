@@ -1,0 +1,249 @@
+package rwlock
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/internal/engine"
+	"github.com/redisync/redisync/internal/hold"
+	"github.com/redisync/redisync/internal/keys"
+	"github.com/redisync/redisync/internal/lockopt"
+	"github.com/redisync/redisync/scripts"
+)
+
+// MaxNameLength is the longest lock name accepted, in bytes.
+const MaxNameLength = lockopt.MaxNameLength
+
+// ErrUpgrade is returned at once by Lock (and TryLock) when the handle's
+// owner holds read holds but not the write hold: the write lock waits for
+// every reader to leave, this one included, so waiting would never end.
+// Release the read holds first. (The other way round is allowed: a writer
+// may take read holds, and releasing the write hold then downgrades it.)
+var ErrUpgrade = errors.New("rwlock: read-to-write upgrade would wait for itself: release the read holds first")
+
+// RWMutex is a reentrant distributed read-write lock. An RWMutex value is
+// one owner with a read side and a write side; see the package doc. All
+// methods are safe for concurrent use.
+type RWMutex struct {
+	e             *engine.Engine
+	name          string
+	nameErr       error
+	keys          scripts.RWKeys
+	leaseMs       string
+	nonReentrant  bool
+	preferWriters bool
+	waiterTimeout time.Duration
+	waitMs        string
+	read, write   *hold.Hold
+}
+
+// New returns a read-write lock named name on c. It does no I/O.
+//
+// The lock is the Redis hash named exactly name, in Redisson's
+// RReadWriteLock layout (see the package doc). New panics if c is nil, name
+// is empty or longer than MaxNameLength, or an option is out of range.
+func New(c *redisync.Client, name string, opts ...Option) *RWMutex {
+	e := engine.FromClient(c)
+	nameErr := lockopt.CheckName("rwlock", e, name)
+	var o lockopt.Options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	o.Validate("rwlock")
+	owner, lease, fixed := o.Resolve(e)
+	derive := func(prefix string) string { k, _ := keys.Derived(prefix, name); return k }
+	base := keys.Tagged(name)
+	rw := &RWMutex{
+		e: e, name: name, nameErr: nameErr, nonReentrant: o.NonReentrant,
+		leaseMs:       engine.Millis(lease),
+		preferWriters: o.WriterPreference,
+		waiterTimeout: o.WaiterTimeout,
+		waitMs:        engine.Millis(o.WaiterTimeout),
+		keys: scripts.RWKeys{
+			Lock:        name,
+			Channel:     derive(keys.RWChannelPrefix),
+			Token:       derive(keys.LockTokenPrefix),
+			Writers:     derive(keys.RWWritersPrefix),
+			TimeoutBase: base,
+			Timeouts:    base + ":" + owner + ":rwlock_timeout",
+			Owner:       owner,
+			WriteField:  owner + ":write",
+		},
+	}
+	side := func(release func(context.Context, int64) (scripts.Released, error), item scripts.RenewItem) *hold.Hold {
+		return hold.New(hold.Config{
+			Engine: e, Lease: lease, Fixed: fixed, NonReentrant: o.NonReentrant,
+			Release: release,
+			Renewer: e.RWLockRenewer,
+			Target: func(token uint64) any {
+				it := item
+				it.Token = token
+				return &engine.RenewTarget{Item: it, LeaseMs: rw.leaseMs}
+			},
+		})
+	}
+	rw.read = side(func(ctx context.Context, expected int64) (scripts.Released, error) {
+		return scripts.RWReadRelease(ctx, e.RC, &rw.keys, rw.leaseMs, expected, e.Publish)
+	}, scripts.RenewItem{Key: name, Owner: owner, Prefix: rw.keys.Timeouts})
+	rw.write = side(func(ctx context.Context, expected int64) (scripts.Released, error) {
+		return scripts.RWWriteRelease(ctx, e.RC, &rw.keys, rw.leaseMs, expected, e.Publish)
+	}, scripts.RenewItem{Key: name, Owner: rw.keys.WriteField})
+	return rw
+}
+
+// Name returns the lock's name (the key of its hash).
+func (rw *RWMutex) Name() string { return rw.name }
+
+// Owner returns the owner id this handle locks as (its read field; the write
+// field is Owner()+":write").
+func (rw *RWMutex) Owner() string { return rw.keys.Owner }
+
+// Lock blocks until this handle holds the write lock or ctx ends. The write
+// lock excludes every reader and every other writer. It nests when the
+// handle already holds it. It returns ErrUpgrade at once when the handle
+// holds read holds but not the write hold; otherwise errors are as
+// rlock.Mutex.Lock's. Lock panics on a nil ctx.
+func (rw *RWMutex) Lock(ctx context.Context) error {
+	if err := rw.check(ctx); err != nil {
+		return err
+	}
+	if err := rw.upgradeCheck(); err != nil {
+		return err
+	}
+	err := rw.e.Acquire(ctx, rw.keys.Channel, rw.attemptWrite(true))
+	if err != nil && rw.preferWriters {
+		rw.leave(ctx)
+	}
+	return err
+}
+
+// TryLock makes exactly one attempt at the write lock: (false, nil) when it
+// is busy. It never registers as a waiting writer.
+func (rw *RWMutex) TryLock(ctx context.Context) (bool, error) {
+	if err := rw.check(ctx); err != nil {
+		return false, err
+	}
+	if err := rw.upgradeCheck(); err != nil {
+		return false, err
+	}
+	ok, _, err := rw.attemptWrite(false)(ctx)
+	return ok, err
+}
+
+// Unlock releases one write hold. After the last one, the lock is free — or,
+// if the handle still holds read holds, downgraded to a read lock — and every
+// waiter is woken. Errors are as rlock.Mutex.Unlock's.
+func (rw *RWMutex) Unlock(ctx context.Context) error {
+	if err := rw.check(ctx); err != nil {
+		return err
+	}
+	return rw.write.Unlock(ctx)
+}
+
+// RLock blocks until this handle holds a read hold or ctx ends. Readers
+// share the lock; a read waits while another owner holds the write lock (and,
+// under writer preference, while a writer waits, unless this handle already
+// reads). The write holder may take read holds. Errors are as
+// rlock.Mutex.Lock's. RLock panics on a nil ctx.
+func (rw *RWMutex) RLock(ctx context.Context) error {
+	if err := rw.check(ctx); err != nil {
+		return err
+	}
+	return rw.e.Acquire(ctx, rw.keys.Channel, rw.attemptRead)
+}
+
+// TryRLock makes exactly one attempt at a read hold: (false, nil) when busy.
+func (rw *RWMutex) TryRLock(ctx context.Context) (bool, error) {
+	if err := rw.check(ctx); err != nil {
+		return false, err
+	}
+	ok, _, err := rw.attemptRead(ctx)
+	return ok, err
+}
+
+// RUnlock releases one read hold. When no live read hold and no writer is
+// left, the lock is free and every waiter is woken. Errors are as
+// rlock.Mutex.Unlock's.
+func (rw *RWMutex) RUnlock(ctx context.Context) error {
+	if err := rw.check(ctx); err != nil {
+		return err
+	}
+	return rw.read.Unlock(ctx)
+}
+
+// WriteLocker returns the write side as a redisync.Locker (for multilock
+// and redisync.Do): Lock, TryLock and Unlock as above, and the write hold's
+// Token, Done and Err.
+func (rw *RWMutex) WriteLocker() redisync.Locker { return writeSide{rw} }
+
+// ReadLocker returns the read side as a redisync.Locker: RLock, TryRLock and
+// RUnlock, and the read holds' Token (see the package doc), Done and Err.
+func (rw *RWMutex) ReadLocker() redisync.Locker { return readSide{rw} }
+
+func (rw *RWMutex) check(ctx context.Context) error {
+	return lockopt.Check("rwlock", rw.e, rw.nameErr, ctx)
+}
+
+// upgradeCheck refuses, without I/O, a write Lock by a handle that only
+// reads. (The script refuses it too, for owners shared by several handles.)
+func (rw *RWMutex) upgradeCheck() error {
+	if rw.read.Count() > 0 && rw.write.Count() == 0 {
+		return ErrUpgrade
+	}
+	return nil
+}
+
+func (rw *RWMutex) attemptRead(ctx context.Context) (bool, time.Duration, error) {
+	return rw.read.Attempt(ctx, func(ctx context.Context) (scripts.Acquired, error) {
+		return scripts.RWReadAcquire(ctx, rw.e.RC, &rw.keys, rw.leaseMs, rw.nonReentrant)
+	})
+}
+
+// attemptWrite returns one write attempt; a waiting writer with writer
+// preference registers its claim, and heartbeats it with every attempt.
+func (rw *RWMutex) attemptWrite(waiting bool) func(context.Context) (bool, time.Duration, error) {
+	waitMs := "0"
+	claim := waiting && rw.preferWriters
+	if claim {
+		waitMs = rw.waitMs
+	}
+	return func(ctx context.Context) (bool, time.Duration, error) {
+		ok, hint, err := rw.write.Attempt(ctx, func(ctx context.Context) (scripts.Acquired, error) {
+			return scripts.RWWriteAcquire(ctx, rw.e.RC, &rw.keys, rw.leaseMs, rw.nonReentrant, waitMs)
+		})
+		if errors.Is(err, scripts.ErrUpgrade) {
+			return false, 0, ErrUpgrade
+		}
+		if heartbeat := rw.waiterTimeout / 3; claim && !ok && err == nil && (hint <= 0 || hint > heartbeat) {
+			hint = heartbeat
+		}
+		return ok, hint, err
+	}
+}
+
+// leave withdraws a waiting writer's claim after a failed or cancelled Lock.
+func (rw *RWMutex) leave(ctx context.Context) {
+	bctx, cancel := engine.Background(ctx)
+	defer cancel()
+	_, _ = scripts.RWLeave(bctx, rw.e.RC, &rw.keys, rw.e.Publish)
+}
+
+type writeSide struct{ rw *RWMutex }
+
+func (s writeSide) Lock(ctx context.Context) error            { return s.rw.Lock(ctx) }
+func (s writeSide) TryLock(ctx context.Context) (bool, error) { return s.rw.TryLock(ctx) }
+func (s writeSide) Unlock(ctx context.Context) error          { return s.rw.Unlock(ctx) }
+func (s writeSide) Token() uint64                             { return s.rw.write.Token() }
+func (s writeSide) Done() <-chan struct{}                     { return s.rw.write.Done() }
+func (s writeSide) Err() error                                { return s.rw.write.Err() }
+
+type readSide struct{ rw *RWMutex }
+
+func (s readSide) Lock(ctx context.Context) error            { return s.rw.RLock(ctx) }
+func (s readSide) TryLock(ctx context.Context) (bool, error) { return s.rw.TryRLock(ctx) }
+func (s readSide) Unlock(ctx context.Context) error          { return s.rw.RUnlock(ctx) }
+func (s readSide) Token() uint64                             { return s.rw.read.Token() }
+func (s readSide) Done() <-chan struct{}                     { return s.rw.read.Done() }
+func (s readSide) Err() error                                { return s.rw.read.Err() }
