@@ -185,7 +185,7 @@ func TestDeadHeadDelaysTheQueueByAtMostTheWaiterTimeout(t *testing.T) {
 	eventually(t, 5*time.Second, func() bool { return queueLen(t, e, holder) == 2 }, "live waiter queued")
 	deadRC.Close()
 	require.Error(t, <-deadDone)
-	lastBeat := time.Now() // the dead waiter's last heartbeat was before this
+	lastBeat := time.Now()                                               // the dead waiter's last heartbeat was before this
 	deadline := e.Int(t, "ZSCORE", holder.keys.Heartbeats, dead.Owner()) // server ms
 	require.NoError(t, holder.Unlock(bg()))
 

@@ -1,0 +1,108 @@
+// Package rwlock is a reentrant distributed read-write lock: many readers
+// or one writer, with per-hold leases, renewal, a lost-lease signal and
+// fencing tokens, in Redisson's RReadWriteLock layout so Go and Java
+// services can share it.
+//
+//	rw := rwlock.New(c, "catalog")
+//	if err := rw.RLock(ctx); err != nil { ... }    // shared
+//	defer rw.RUnlock(context.WithoutCancel(ctx))
+//
+//	if err := rw.Lock(ctx); err != nil { ... }     // exclusive
+//	defer rw.Unlock(context.WithoutCancel(ctx))
+//
+// An RWMutex value is one owner with two sides. Each side is reentrant and
+// has its own hold count, lease, Done and Err; ReadLocker and WriteLocker
+// return the sides as redisync.Locker values for multilock and redisync.Do.
+// Ownership, leases (watchdog or WithLease), renewal, loss, cancellation and
+// errors follow the rlock package.
+//
+// # Rules
+//
+//   - Readers share the lock while no other owner writes. The writer
+//     excludes every other reader and writer.
+//   - Write-to-read: the write holder may take read holds; releasing its
+//     last write hold then downgrades the lock to a read lock, and every
+//     waiter is woken at once (Redisson does not publish there, so its
+//     waiting readers sit out their poll).
+//   - Read-to-write: Lock by an owner that holds read holds but not the
+//     write hold returns ErrUpgrade at once. It would wait for its own read
+//     holds forever (Redisson's documented self-deadlock).
+//   - Fairness: by default readers are admitted whenever no writer holds the
+//     lock, as in Redisson: best read throughput, but a steady stream of
+//     overlapping readers can starve a writer indefinitely. With
+//     WithWriterPreference, a waiting writer registers a claim (heartbeated
+//     like a fair-lock waiter, dropped after WithWaiterTimeout without one);
+//     while any claim is live, new readers wait and readers that already hold
+//     a read hold may still re-enter. The readers drain and the writer gets
+//     in. (Several waiting writers then compete among themselves.)
+//   - Each read hold has its own lease key. Renewal extends only the
+//     renewing owner's keys, so a reader whose process died loses its share
+//     when its lease runs out, however long other readers keep reading (a
+//     Redisson client before 2026 renewed every reader's keys). Its count
+//     stays in the hash but no longer keeps the lock: the last live reader's
+//     release deletes the hash.
+//
+// # Fencing tokens
+//
+// A write hold's Token is a fresh token, strictly greater than every token
+// issued before for the name (as rlock's). A read hold's Token is the token
+// of the read phase it joined: issued when the lock went from free to
+// read-locked, or, for reads taken under one's own write hold (and the read
+// phase a downgrade leaves), that write's token. Readers of one phase share
+// it. It is greater than every write token issued before the phase and
+// smaller than every write token issued after it, so a resource that records
+// the highest token it has seen can refuse a reader whose phase was
+// overtaken by a later write (a stale read).
+//
+// # How it works
+//
+// For a lock named N and owner O ({N} is N's hash tag, or N in braces when
+// it has none; every key shares N's hash slot):
+//
+//	N                                hash: "mode" = "read" | "write",
+//	                                 "O" = O's read count, "O:write" = O's write count,
+//	                                 "redisync:token" = "t<token>" (ours; Redisson ignores it),
+//	                                 PTTL = the longest remaining hold
+//	{N}:O:rwlock_timeout:<n>         string, one per read hold n of O, PX = that hold's lease
+//	redisync_lock_token:{N}          the last token, kept briefly after a release
+//	redisync_rwlock_writers:{N}      zset "O:write" -> claim deadline, server ms
+//	                                 (writer preference only; expires by itself)
+//	redisson_rwlock:{N}              channel for every waiter, readers and writers
+//
+// Read acquire (rwlock_read_acquire.lua): if mode is absent, or "read" with
+// no live writer claim (or O already reads), or "write" with O as the writer:
+// HINCRBY O, SET the new hold's timeout key with PX lease, raise the hash's
+// PTTL to at least the lease. A new read phase draws its token as rlock
+// does (hybrid logical clock on TIME). Otherwise it replies with the PTTL.
+//
+// Read release (rwlock_read_release.lua): decrement O (the expected count
+// makes a retry harmless, as in rlock), DEL the released hold's timeout key;
+// then, unless O writes, find the longest PTTL among every reader's timeout
+// keys: if positive, set the hash's PTTL to it; otherwise DEL the hash and
+// PUBLISH "1" (SPUBLISH on a Cluster), which wakes every waiter.
+//
+// Write acquire (rwlock_write_acquire.lua): if mode is absent, HSET mode
+// "write", O:write 1 and a fresh token, PEXPIRE lease, and withdraw O's
+// claim; if O already writes, HINCRBY; if O reads only, reply UPGRADE;
+// otherwise register or refresh the claim (writer preference) and reply
+// with the PTTL. Write release (rwlock_write_release.lua): decrement
+// O:write; at zero, DEL the hash, or set mode "read" if O still reads; then
+// PUBLISH "1". A Lock that gives up withdraws its claim (rwlock_leave.lua)
+// and wakes the readers it held back.
+//
+// The watchdog renews both sides in batches (rwlock_renew.lua, one script
+// per hash slot): a write hold while O:write and the token are there; a read
+// hold while O's count, the token and every one of O's timeout keys are
+// there, extending exactly those keys and the hash.
+//
+// # Interoperating with Redisson
+//
+// Redisson's RReadWriteLock clients on the same name see the same hash,
+// timeout keys and channel, and exclude redisync clients both ways (a test
+// plays Redisson's scripts against this package). Differences to know:
+// Redisson's readers ignore writer-preference claims; Redisson's read
+// release publishes "0", which wakes one redisync waiter rather than all
+// (others poll within the Client's MaxPoll); Redisson forms the "{N}" base
+// by "contains '{'" where redisync uses the effective hash tag, which
+// differs only for names like "a{b" that Redisson mishandles on a Cluster.
+package rwlock
