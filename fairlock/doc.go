@@ -58,8 +58,8 @@
 // dead waiters and PUBLISHes "0" on the first live waiter's channel only
 // (SPUBLISH on a Cluster). When dead waiters are dropped while the lock is
 // free, the new head is woken the same way. A Lock that gives up runs
-// fair_leave.lua (ZREM from both zsets; if it was the head of a free lock,
-// the next waiter is woken).
+// queue_leave.lua (ZREM from both zsets; if it was the head, the next
+// waiter is woken to check its turn).
 //
 // The watchdog renews the hash exactly as for rlock (one batched script per
 // hash slot). The queue is not renewed: waiters keep it alive by

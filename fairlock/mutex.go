@@ -165,7 +165,7 @@ func (m *Mutex) attemptQueued(ctx context.Context) (bool, time.Duration, error) 
 func (m *Mutex) leave(ctx context.Context) {
 	bctx, cancel := engine.Background(ctx)
 	defer cancel()
-	_, _ = scripts.FairLeave(bctx, m.e.RC, &m.keys, m.owner, m.e.Publish)
+	_, _ = scripts.QueueLeave(bctx, m.e.RC, m.keys.Queue, m.keys.Heartbeats, m.keys.Channel, m.owner, m.e.Publish)
 }
 
 // Queue returns the owners waiting in the queue, first in line first

@@ -13,12 +13,12 @@ var (
 	fairAcquireSrc string
 	//go:embed fair_release.lua
 	fairReleaseSrc string
-	//go:embed fair_leave.lua
-	fairLeaveSrc string
+	//go:embed queue_leave.lua
+	queueLeaveSrc string
 
 	fairAcquire = newScript(fairAcquireSrc)
 	fairRelease = newScript(fairReleaseSrc)
-	fairLeave   = newScript(fairLeaveSrc)
+	queueLeave  = newScript(queueLeaveSrc)
 )
 
 // FairKeys names the keys of one fair lock.
@@ -49,8 +49,9 @@ func FairRelease(ctx context.Context, c rueidis.Client, k *FairKeys, owner, leas
 		[]string{owner, leaseMs, strconv.FormatInt(expected, 10), publish}))
 }
 
-// FairLeave runs fair_leave.lua: it reports whether owner was queued.
-func FairLeave(ctx context.Context, c rueidis.Client, k *FairKeys, owner, publish string) (bool, error) {
-	n, err := fairLeave.Exec(ctx, c, []string{k.Lock, k.Queue, k.Heartbeats, k.Channel}, []string{owner, publish}).AsInt64()
+// QueueLeave runs queue_leave.lua for the wait queue (queue, heartbeats,
+// channel prefix): it reports whether id was queued.
+func QueueLeave(ctx context.Context, c rueidis.Client, queue, heartbeats, channel, id, publish string) (bool, error) {
+	n, err := queueLeave.Exec(ctx, c, []string{queue, heartbeats, channel}, []string{id, publish}).AsInt64()
 	return n == 1, err
 }

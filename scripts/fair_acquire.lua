@@ -52,18 +52,7 @@ if wait == 0 then
   end
   return redis.call('pttl', KEYS[1])
 end
--- Join the queue (keeping the place already held), and heartbeat.
-if not redis.call('zscore', KEYS[2], owner) then
-  local arrival = now
-  local tail = redis.call('zrange', KEYS[2], -1, -1, 'withscores')
-  if tail[2] and tonumber(tail[2]) >= arrival then
-    arrival = tonumber(tail[2]) + 1
-  end
-  redis.call('zadd', KEYS[2], string.format('%.0f', arrival), owner)
-end
-redis.call('zadd', KEYS[3], now_ms + wait, owner)
-expire_at_least(KEYS[2], wait)
-expire_at_least(KEYS[3], wait)
+join_queue(KEYS[2], KEYS[3], owner, now, now_ms, wait)
 if not free then
   return redis.call('pttl', KEYS[1])
 end

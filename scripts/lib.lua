@@ -108,3 +108,42 @@ local function wake_head(queue, channel_prefix, publish)
     redis.call(publish, channel_prefix .. ':' .. head, '0')
   end
 end
+
+-- Add owner to a wait queue at the tail, unless it already has a place, and
+-- heartbeat it: its place lapses at now_ms + wait unless refreshed. Both
+-- zsets live at least as long as the longest waiter's timeout.
+local function join_queue(queue, heartbeats, owner, now, now_ms, wait)
+  if not redis.call('zscore', queue, owner) then
+    local arrival = now
+    local tail = redis.call('zrange', queue, -1, -1, 'withscores')
+    if tail[2] and tonumber(tail[2]) >= arrival then
+      arrival = tonumber(tail[2]) + 1
+    end
+    redis.call('zadd', queue, string.format('%.0f', arrival), owner)
+  end
+  redis.call('zadd', heartbeats, now_ms + wait, owner)
+  expire_at_least(queue, wait)
+  expire_at_least(heartbeats, wait)
+end
+
+-- Semaphore holders: zset holders (permit id -> expiry, server ms) and hash
+-- permits (permit id -> count, "used" -> total), always updated together
+-- and given the same expiry, so they can only vanish together.
+
+-- Take back the permits of every expired holder; returns how many.
+local function reclaim(holders, permits, now_ms)
+  local expired = redis.call('zrangebyscore', holders, '-inf', now_ms)
+  if #expired == 0 then
+    return 0
+  end
+  local freed = 0
+  for _, id in ipairs(expired) do
+    freed = freed + (tonumber(redis.call('hget', permits, id) or '0') or 0)
+    redis.call('hdel', permits, id)
+  end
+  redis.call('zremrangebyscore', holders, '-inf', now_ms)
+  if redis.call('hincrby', permits, 'used', -freed) <= 0 then
+    redis.call('del', permits)
+  end
+  return freed
+end

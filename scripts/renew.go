@@ -13,8 +13,8 @@ type RenewItem struct {
 	Key   string
 	Owner string // the hash field that records the hold
 	Token uint64 // 0: do not check the token
-	// Prefix is the read hold's timeout-key prefix (RWLockRenew only; ""
-	// for a write hold).
+	// Prefix is, for RWLockRenew, the read hold's timeout-key prefix (""
+	// for a write hold); for SemRenew, the semaphore's permits hash.
 	Prefix string
 }
 
@@ -34,6 +34,7 @@ func newRenewScript(src string, prefix bool) *RenewScript {
 var (
 	LockRenew   = rlockRenew  // rlock and fairlock holds
 	RWLockRenew = rwlockRenew // rwlock read and write holds
+	SemRenew    = semRenew    // semaphore permits
 )
 
 // Command builds one EVALSHA of the script for a batch of holds that share a

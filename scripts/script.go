@@ -36,11 +36,15 @@ var ErrNonReentrant = errors.New("scripts: non-reentrant lock already held by th
 // but no write hold: waiting would wait for itself.
 var ErrUpgrade = errors.New("scripts: read-to-write upgrade")
 
+// ErrTooMany is returned by SemAcquire when more permits are requested than
+// the semaphore's capacity.
+var ErrTooMany = errors.New("scripts: more permits requested than the capacity")
+
 // IsReply reports whether err is an answer from Redis (an error reply or one
 // of this package's refusals) rather than a failure to get one. After an
 // answer the caller knows the script ran (or did not) and needs no undo.
 func IsReply(err error) bool {
-	if errors.Is(err, ErrNonReentrant) || errors.Is(err, ErrUpgrade) {
+	if errors.Is(err, ErrNonReentrant) || errors.Is(err, ErrUpgrade) || errors.Is(err, ErrTooMany) {
 		return true
 	}
 	_, ok := rueidis.IsRedisErr(err)
@@ -66,7 +70,7 @@ type Acquired struct {
 
 // parseAcquired reads the reply shared by every acquire script: {token,
 // count} when acquired, an integer wait hint when busy, and the refusals
-// NON_REENTRANT and UPGRADE as error replies.
+// NON_REENTRANT, UPGRADE and TOO_MANY as error replies.
 func parseAcquired(res rueidis.RedisResult) (Acquired, error) {
 	if err := res.Error(); err != nil {
 		if rerr, ok := rueidis.IsRedisErr(err); ok {
@@ -75,6 +79,8 @@ func parseAcquired(res rueidis.RedisResult) (Acquired, error) {
 				return Acquired{}, ErrNonReentrant
 			case strings.HasPrefix(rerr.Error(), "UPGRADE"):
 				return Acquired{}, ErrUpgrade
+			case strings.HasPrefix(rerr.Error(), "TOO_MANY"):
+				return Acquired{}, fmt.Errorf("%w: %s", ErrTooMany, strings.TrimPrefix(rerr.Error(), "TOO_MANY "))
 			}
 		}
 		return Acquired{}, err

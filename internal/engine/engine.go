@@ -40,6 +40,8 @@ type Engine struct {
 	// LockRenewer renews holds in the lock layout (rlock, fairlock: hash
 	// field <owner> = count); RWLockRenewer renews rwlock read and write holds.
 	LockRenewer, RWLockRenewer *BatchRenewer
+	// SemRenewer renews semaphore permits.
+	SemRenewer *BatchRenewer
 
 	seq       atomic.Uint64
 	closed    chan struct{}
@@ -63,6 +65,7 @@ func New(rc rueidis.Client, cfg Config) *Engine {
 	e.Watchdog = watchdog.New(errs.LostOnClose)
 	e.LockRenewer = &BatchRenewer{rc: rc, cluster: e.Cluster, script: scripts.LockRenew}
 	e.RWLockRenewer = &BatchRenewer{rc: rc, cluster: e.Cluster, script: scripts.RWLockRenew}
+	e.SemRenewer = &BatchRenewer{rc: rc, cluster: e.Cluster, script: scripts.SemRenew}
 	return e
 }
 

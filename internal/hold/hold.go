@@ -210,7 +210,9 @@ func (h *Hold) Unlock(ctx context.Context) error {
 	w := h.cfg.Engine.Watchdog
 	final := holds == 1
 	if final && !w.Remove(renewal) {
-		// Lost while we were getting here; the watchdog has told the hold.
+		// Lost while we were getting here. The watchdog's OnLost may not
+		// have run yet: end the hold now (OnLost then finds it ended).
+		h.end(renewal, LostReason(h.cfg.Engine), true)
 		return h.cleanUpLost(ctx)
 	}
 	sent := time.Now()
@@ -310,4 +312,13 @@ func (h *Hold) end(l *watchdog.Lease, reason error, lost bool) {
 	}
 	h.renewal, h.holds, h.token, h.err, h.lost = nil, 0, 0, reason, lost
 	close(h.done)
+}
+
+// LostReason is what a hold found lost by a failed watchdog.Remove reports:
+// ErrLockLost, joined with ErrClosed when the Client was closed.
+func LostReason(e *engine.Engine) error {
+	if e.IsClosed() {
+		return errs.LostOnClose
+	}
+	return errs.ErrLockLost
 }

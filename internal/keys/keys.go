@@ -21,6 +21,11 @@ const (
 	FairChannelPrefix   = "redisync_fair_channel"
 	RWChannelPrefix     = "redisson_rwlock"
 	RWWritersPrefix     = "redisync_rwlock_writers"
+	SemHoldersPrefix    = "redisync_sem_holders"
+	SemPermitsPrefix    = "redisync_sem_permits"
+	SemQueuePrefix      = "redisync_sem_queue"
+	SemHeartbeatPrefix  = "redisync_sem_heartbeat"
+	SemChannelPrefix    = "redisync_sem_channel"
 )
 
 // HashTag returns the effective hash tag of key and whether it has one.

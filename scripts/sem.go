@@ -1,0 +1,107 @@
+package scripts
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/rueidis"
+)
+
+var (
+	//go:embed sem_acquire.lua
+	semAcquireSrc string
+	//go:embed sem_release.lua
+	semReleaseSrc string
+	//go:embed sem_state.lua
+	semStateSrc string
+	//go:embed sem_renew.lua
+	semRenewSrc string
+
+	semAcquire = newScript(semAcquireSrc)
+	semRelease = newScript(semReleaseSrc)
+	semState   = newScript(semStateSrc)
+	semRenew   = newRenewScript(semRenewSrc, true)
+)
+
+// SemKeys names the keys of one semaphore.
+type SemKeys struct {
+	Sem        string // hash: capacity, last token (the raw name)
+	Holders    string // zset permit id -> expiry
+	Permits    string // hash permit id -> count, "used"
+	Queue      string // zset waiting id -> arrival
+	Heartbeats string // zset waiting id -> deadline
+	Channel    string // waiter channel prefix
+}
+
+func (k *SemKeys) list() []string {
+	return []string{k.Sem, k.Holders, k.Permits, k.Queue, k.Heartbeats, k.Channel}
+}
+
+// WaiterChannel is the channel on which waiter id is told to try again.
+func (k *SemKeys) WaiterChannel(id string) string { return k.Channel + ":" + id }
+
+// SemAcquire runs sem_acquire.lua; waiterTimeoutMs "0" makes one attempt
+// without queueing. Acquired.Count is n when granted.
+func SemAcquire(ctx context.Context, c rueidis.Client, k *SemKeys, capacity string, n int, id, leaseMs, waiterTimeoutMs, publish string) (Acquired, error) {
+	return parseAcquired(semAcquire.Exec(ctx, c, k.list(),
+		[]string{capacity, strconv.Itoa(n), id, leaseMs, waiterTimeoutMs, publish}))
+}
+
+// Outcomes of SemRelease.
+const (
+	SemReleased = 1 // released while its lease ran
+	SemExpired  = 2 // released, but its lease had run out
+	SemGone     = 0 // no such permit
+)
+
+// SemRelease runs sem_release.lua.
+func SemRelease(ctx context.Context, c rueidis.Client, k *SemKeys, id, publish string) (int64, error) {
+	return semRelease.Exec(ctx, c, k.list(), []string{id, publish}).AsInt64()
+}
+
+// SemHolder is one acquisition in a SemState.
+type SemHolder struct {
+	ID       string
+	Permits  int64
+	ExpiryMs int64 // server time
+}
+
+// SemState is a semaphore's state as sem_state.lua reports it.
+type SemState struct {
+	Capacity, Used, Queued int64
+	NowMs                  int64 // server time of the reading
+	Holders                []SemHolder
+}
+
+// SemReadState runs sem_state.lua. setCapacity "" keeps the capacity.
+func SemReadState(ctx context.Context, c rueidis.Client, k *SemKeys, capacity, setCapacity, publish string, holders bool) (SemState, error) {
+	vals, err := semState.Exec(ctx, c, k.list(), []string{capacity, setCapacity, publish, flag(holders)}).ToArray()
+	if err != nil {
+		return SemState{}, err
+	}
+	if len(vals) < 4 || (len(vals)-4)%3 != 0 {
+		return SemState{}, fmt.Errorf("scripts: unexpected semaphore state reply of %d values", len(vals))
+	}
+	var st SemState
+	for i, dst := range []*int64{&st.Capacity, &st.Used, &st.Queued, &st.NowMs} {
+		if *dst, err = vals[i].AsInt64(); err != nil {
+			return SemState{}, err
+		}
+	}
+	for i := 4; i < len(vals); i += 3 {
+		var h SemHolder
+		if h.ID, err = vals[i].ToString(); err != nil {
+			return SemState{}, err
+		}
+		if h.Permits, err = vals[i+1].AsInt64(); err != nil {
+			return SemState{}, err
+		}
+		if h.ExpiryMs, err = vals[i+2].AsInt64(); err != nil {
+			return SemState{}, err
+		}
+		st.Holders = append(st.Holders, h)
+	}
+	return st, nil
+}

@@ -1,0 +1,29 @@
+-- sem_release: give back the permits of one acquisition. Runs with lib.lua
+-- prepended.
+--
+-- KEYS     as sem_acquire.lua (1 semaphore hash, 2 holders, 3 permits,
+--          4 queue, 5 heartbeats, 6 waiter channel prefix)
+-- ARGV[1]  permit id
+-- ARGV[2]  "publish" or "spublish"
+--
+-- Reply: 1 released; 2 released, but its lease had already run out (it was
+-- not yet taken back); 0 no such permit (released before, or taken back
+-- after its lease ran out). The head of the queue is woken.
+local now_ms = math.floor(now_us() / 1000)
+local n = tonumber(redis.call('hget', KEYS[3], ARGV[1]) or '0') or 0
+if n == 0 then
+  return 0
+end
+local expiry = tonumber(redis.call('zscore', KEYS[2], ARGV[1]) or '0')
+redis.call('hdel', KEYS[3], ARGV[1])
+redis.call('zrem', KEYS[2], ARGV[1])
+if redis.call('hincrby', KEYS[3], 'used', -n) <= 0 then
+  redis.call('del', KEYS[3])
+end
+reclaim(KEYS[2], KEYS[3], now_ms)
+drop_dead_waiters(KEYS[4], KEYS[5], now_ms)
+wake_head(KEYS[4], KEYS[6], ARGV[2])
+if expiry <= now_ms then
+  return 2
+end
+return 1

@@ -1,0 +1,86 @@
+// Package semaphore is a distributed counting semaphore of leased,
+// identified permits: "at most N workers across the fleet do X at once",
+// without Redisson's leak of permits held by a crashed process.
+//
+//	sem := semaphore.New(c, "pool:transcode", 8)   // capacity 8, set in Redis on first use
+//	p, err := sem.Acquire(ctx, 1)                  // blocks; p holds 1 permit
+//	if err != nil { ... }
+//	defer p.Release(context.WithoutCancel(ctx))
+//	select { case <-p.Done(): /* lost: p.Err() */ default: }
+//
+// The package name matches golang.org/x/sync/semaphore (an in-process
+// semaphore); import one of them under another name when both are needed:
+//
+//	import (
+//		xsem "golang.org/x/sync/semaphore"
+//		"github.com/redisync/redisync/semaphore"
+//	)
+//
+// # Permits
+//
+// Each Acquire(ctx, n) is one acquisition of n permits, recorded in Redis
+// with its own id ("<client uuid>:<n>", see Holders) and a lease expiry by
+// the server's clock. By default the lease is the Client's watchdog timeout
+// and the watchdog renews it every third until Release; WithLease gives a
+// fixed lease instead. A holder that crashes, freezes or loses its
+// connection stops renewing, and its permits come back when its lease runs
+// out: the next script to run (any acquire, release or read) takes them back
+// and wakes the first waiter. A Permit's Done closes and its Err matches
+// redisync.ErrLockLost when its lease is lost, before Redis can hand its
+// permits out again. Release twice is redisync.ErrNotHeld and changes
+// nothing; the permits held never exceed the capacity (except transiently
+// after SetPermits lowered it, see below). Each Permit has a fencing token,
+// strictly greater than every earlier acquisition's.
+//
+// # Capacity
+//
+// New's capacity is written to Redis by the first call that finds none, and
+// from then on the value in Redis wins, so every process agrees. SetPermits
+// changes it. Raising it lets waiters in at once. Lowering it revokes
+// nothing: current holders keep their permits until they release them or
+// their leases run out; meanwhile Available reports 0 and new requests wait
+// until the permits held drop below the new capacity. A request for more
+// permits than the capacity fails at once with ErrTooMany.
+//
+// # Fairness
+//
+// Requests are served in arrival order, as golang.org/x/sync/semaphore does:
+// a request is granted only when enough permits are free and no request
+// queued before it is still waiting. A large request at the head of the
+// queue therefore holds back the small ones behind it until enough permits
+// come free, so it is never starved by a stream of small ones — at the
+// price that free permits may sit unused while it waits. TryAcquire never
+// queues and fails while anyone is waiting. Waiters heartbeat their place as
+// fair-lock waiters do (WithWaiterTimeout); a dead waiter's place lapses.
+//
+// # How it works
+//
+// For a semaphore named S (all keys share S's hash slot; {S} is S's hash
+// tag, or S in braces when it has none):
+//
+//	S                                  hash: "capacity", "token" (last token issued);
+//	                                   no expiry: it is the configuration (DEL it to reset)
+//	redisync_sem_holders:{S}           zset: permit id -> lease expiry, server ms
+//	redisync_sem_permits:{S}           hash: permit id -> count, "used" -> their sum
+//	redisync_sem_queue:{S}             zset: waiting id -> arrival, server µs
+//	redisync_sem_heartbeat:{S}         zset: waiting id -> heartbeat deadline, server ms
+//	redisync_sem_channel:{S}:<id>      the waiter's wake-up channel
+//
+// The holders zset and permits hash are always changed together and given
+// the same expiry (at least the longest lease), so when every holder is gone
+// they vanish together; the queue zsets expire with their waiters.
+//
+// Every script first takes back expired holders (ZRANGEBYSCORE on the
+// holders zset; their counts are subtracted from "used") and drops dead
+// waiters. Acquire (sem_acquire.lua) grants when capacity − used ≥ n and the
+// queue is empty or headed by this request: HSET the count, HINCRBY used,
+// ZADD the expiry, and a new token from the hybrid logical clock (server
+// TIME in µs, above the last token). If permits are still free it wakes the
+// new head. Otherwise a waiting Acquire joins the queue (or heartbeats its
+// place) and gets a hint: the time until the first holder's lease runs out.
+// Release (sem_release.lua) removes the id (nothing if it is already gone),
+// and PUBLISHes "0" (SPUBLISH on a Cluster) on the first waiter's channel.
+// The watchdog renews many permits with one sem_renew.lua per hash slot; an
+// expired permit is never revived. A cancelled Acquire gives back a grant it
+// no longer wants and leaves the queue (queue_leave.lua).
+package semaphore

@@ -1,0 +1,4 @@
+package semaphore
+
+// ServerAddrForExamples is the server the Examples use (set by TestMain).
+func ServerAddrForExamples() string { return exampleAddr }

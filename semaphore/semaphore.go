@@ -1,0 +1,203 @@
+package semaphore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/internal/engine"
+	"github.com/redisync/redisync/internal/keys"
+	"github.com/redisync/redisync/internal/lockopt"
+	"github.com/redisync/redisync/scripts"
+)
+
+// MaxNameLength is the longest semaphore name accepted, in bytes.
+const MaxNameLength = lockopt.MaxNameLength
+
+var (
+	// ErrBadCount is returned for a permit count below 1 (or a negative
+	// capacity) before any I/O.
+	ErrBadCount = errors.New("semaphore: permit count out of range")
+	// ErrTooMany is returned at once when more permits are requested than
+	// the semaphore's capacity in Redis: such a request could never be
+	// granted (unless SetPermits raised the capacity first).
+	ErrTooMany = errors.New("semaphore: more permits requested than the capacity")
+)
+
+// Semaphore is a distributed counting semaphore of leased permits. It is
+// cheap to create and safe for concurrent use; each Acquire returns its own
+// Permit. See the package doc.
+type Semaphore struct {
+	e             *engine.Engine
+	name          string
+	nameErr       error
+	keys          scripts.SemKeys
+	capacity      string // the capacity New was given, set on first use
+	lease         time.Duration
+	fixed         bool
+	leaseMs       string
+	waiterTimeout time.Duration
+	waitMs        string
+}
+
+// New returns the semaphore named name on c with the given capacity. It
+// does no I/O: the capacity is stored in Redis by the first call that finds
+// none there, and from then on Redis's value wins (SetPermits changes it).
+// New panics if c is nil, name is empty or longer than MaxNameLength,
+// permits is below 1, or an option is out of range.
+func New(c *redisync.Client, name string, permits int, opts ...Option) *Semaphore {
+	e := engine.FromClient(c)
+	nameErr := lockopt.CheckName("semaphore", e, name)
+	if permits < 1 {
+		panic(fmt.Sprintf("semaphore: capacity %d is below 1", permits))
+	}
+	var o lockopt.Options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	o.Validate("semaphore")
+	_, lease, fixed := o.Resolve(e)
+	derive := func(prefix string) string { k, _ := keys.Derived(prefix, name); return k }
+	return &Semaphore{
+		e: e, name: name, nameErr: nameErr,
+		capacity: strconv.Itoa(permits),
+		lease:    lease, fixed: fixed, leaseMs: engine.Millis(lease),
+		waiterTimeout: o.WaiterTimeout, waitMs: engine.Millis(o.WaiterTimeout),
+		keys: scripts.SemKeys{
+			Sem:        name,
+			Holders:    derive(keys.SemHoldersPrefix),
+			Permits:    derive(keys.SemPermitsPrefix),
+			Queue:      derive(keys.SemQueuePrefix),
+			Heartbeats: derive(keys.SemHeartbeatPrefix),
+			Channel:    derive(keys.SemChannelPrefix),
+		},
+	}
+}
+
+// Name returns the semaphore's name (the key of its hash).
+func (s *Semaphore) Name() string { return s.name }
+
+// Acquire blocks until n permits are held together, or ctx ends. Requests
+// are served in arrival order (see the package doc). It returns the Permit,
+// or nil and: ctx.Err() unwrapped when ctx ends (nothing is held and the
+// request has left the queue), ErrBadCount, ErrTooMany, redisync.ErrClosed,
+// or an error from Redis. Acquire panics on a nil ctx.
+func (s *Semaphore) Acquire(ctx context.Context, n int) (*Permit, error) {
+	if err := s.check(ctx, n); err != nil {
+		return nil, err
+	}
+	p := s.newPermit(n)
+	err := s.e.Acquire(ctx, s.keys.WaiterChannel(p.id), func(ctx context.Context) (bool, time.Duration, error) {
+		ok, hint, err := p.attempt(ctx, s.waitMs)
+		if heartbeat := s.waiterTimeout / 3; !ok && err == nil && (hint <= 0 || hint > heartbeat) {
+			hint = heartbeat
+		}
+		return ok, hint, err
+	})
+	if err != nil {
+		s.leave(ctx, p.id)
+		return nil, err
+	}
+	return p, nil
+}
+
+// TryAcquire makes exactly one attempt and never queues: it succeeds only
+// when n permits are free and nobody is waiting (so it never overtakes a
+// queued request). (nil, false, nil) means not now.
+func (s *Semaphore) TryAcquire(ctx context.Context, n int) (*Permit, bool, error) {
+	if err := s.check(ctx, n); err != nil {
+		return nil, false, err
+	}
+	p := s.newPermit(n)
+	ok, _, err := p.attempt(ctx, "0")
+	if !ok || err != nil {
+		return nil, false, err
+	}
+	return p, true, nil
+}
+
+// Available returns how many permits are free now: capacity minus the
+// permits held (never below 0; after SetPermits lowered the capacity,
+// holders may hold more than it). Expired holders' permits are taken back
+// first.
+func (s *Semaphore) Available(ctx context.Context) (int, error) {
+	st, err := s.state(ctx, "", false)
+	if err != nil {
+		return 0, err
+	}
+	return int(max(0, st.Capacity-st.Used)), nil
+}
+
+// Capacity returns the capacity stored in Redis (setting it from New's
+// argument if none is there yet).
+func (s *Semaphore) Capacity(ctx context.Context) (int, error) {
+	st, err := s.state(ctx, "", false)
+	return int(st.Capacity), err
+}
+
+// SetPermits changes the capacity to n (n >= 0). Raising it wakes waiters at
+// once. Lowering it revokes nothing: current holders keep their permits
+// until they release them or their leases run out, and new requests wait
+// until the permits held drop below the new capacity (requests for more than
+// it fail with ErrTooMany).
+func (s *Semaphore) SetPermits(ctx context.Context, n int) error {
+	if n < 0 {
+		return fmt.Errorf("semaphore: SetPermits(%d): %w", n, ErrBadCount)
+	}
+	_, err := s.state(ctx, strconv.Itoa(n), false)
+	return err
+}
+
+// Holder is one acquisition holding permits.
+type Holder struct {
+	ID      string        // the Permit's ID: "<client uuid>:<n>"
+	Permits int           // how many permits it holds
+	Lease   time.Duration // remaining lease, by the server's clock
+}
+
+// Holders lists who holds permits, how many, and for how long yet, ordered
+// by lease expiry. Expired holders are taken back first.
+func (s *Semaphore) Holders(ctx context.Context) ([]Holder, error) {
+	st, err := s.state(ctx, "", true)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Holder, len(st.Holders))
+	for i, h := range st.Holders {
+		out[i] = Holder{ID: h.ID, Permits: int(h.Permits), Lease: time.Duration(h.ExpiryMs-st.NowMs) * time.Millisecond}
+	}
+	return out, nil
+}
+
+// Waiting returns how many Acquire calls are queued.
+func (s *Semaphore) Waiting(ctx context.Context) (int, error) {
+	st, err := s.state(ctx, "", false)
+	return int(st.Queued), err
+}
+
+func (s *Semaphore) state(ctx context.Context, set string, holders bool) (scripts.SemState, error) {
+	if err := lockopt.Check("semaphore", s.e, s.nameErr, ctx); err != nil {
+		return scripts.SemState{}, err
+	}
+	return scripts.SemReadState(ctx, s.e.RC, &s.keys, s.capacity, set, s.e.Publish, holders)
+}
+
+func (s *Semaphore) check(ctx context.Context, n int) error {
+	if err := lockopt.Check("semaphore", s.e, s.nameErr, ctx); err != nil {
+		return err
+	}
+	if n < 1 {
+		return fmt.Errorf("semaphore: %d permits requested: %w", n, ErrBadCount)
+	}
+	return nil
+}
+
+// leave takes a failed or cancelled Acquire out of the queue.
+func (s *Semaphore) leave(ctx context.Context, id string) {
+	bctx, cancel := engine.Background(ctx)
+	defer cancel()
+	_, _ = scripts.QueueLeave(bctx, s.e.RC, s.keys.Queue, s.keys.Heartbeats, s.keys.Channel, id, s.e.Publish)
+}
