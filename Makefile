@@ -9,7 +9,7 @@ demo:
 	go run ./cmd/redisync demo
 
 bench: redis-server
-	go test -run '^$$' -bench . -benchmem . ./rlock
+	go test -run '^$$' -bench . -benchmem . ./rlock ./semaphore ./multilock
 
 # Installs Debian's redis-server when it is missing (needs root, as on CI).
 redis-server:

@@ -67,6 +67,23 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 	return m
 }
 
+func init() {
+	hold.RegisterMember(func(l any) (*hold.Member, bool) {
+		m, ok := l.(*Mutex)
+		if !ok {
+			return nil, false
+		}
+		return &hold.Member{
+			Engine: m.e,
+			Hold:   m.hold,
+			Request: scripts.LockRequest{
+				Keys: &m.keys, LeaseMs: m.leaseMs, Owner: m.owner, NonReentrant: m.nonReentrant,
+			},
+			Usable: m.nameErr == nil,
+		}, true
+	})
+}
+
 // Name returns the lock's name (the key of its hash).
 func (m *Mutex) Name() string { return m.name }
 

@@ -247,3 +247,9 @@ func (s readSide) Unlock(ctx context.Context) error          { return s.rw.RUnlo
 func (s readSide) Token() uint64                             { return s.rw.read.Token() }
 func (s readSide) Done() <-chan struct{}                     { return s.rw.read.Done() }
 func (s readSide) Err() error                                { return s.rw.read.Err() }
+
+// Name returns the lock's name (used by multilock for its canonical order).
+func (s writeSide) Name() string { return s.rw.name }
+
+// Name returns the lock's name (used by multilock for its canonical order).
+func (s readSide) Name() string { return s.rw.name }

@@ -3,6 +3,7 @@ package scripts
 import (
 	"context"
 	_ "embed"
+	"fmt"
 	"strconv"
 
 	"github.com/redis/rueidis"
@@ -17,11 +18,14 @@ var (
 	rlockRenewSrc string
 	//go:embed rlock_force_unlock.lua
 	rlockForceUnlockSrc string
+	//go:embed rlock_acquire_all.lua
+	rlockAcquireAllSrc string
 
 	rlockAcquire     = newScript(rlockAcquireSrc)
 	rlockRelease     = newScript(rlockReleaseSrc)
 	rlockRenew       = newRenewScript(rlockRenewSrc, false)
 	rlockForceUnlock = newScript(rlockForceUnlockSrc)
+	rlockAcquireAll  = newScript(rlockAcquireAllSrc)
 )
 
 // LockKeys names the keys of one reentrant lock.
@@ -47,6 +51,42 @@ func LockRelease(ctx context.Context, c rueidis.Client, k *LockKeys, owner, leas
 func LockForceUnlock(ctx context.Context, c rueidis.Client, k *LockKeys, publish string) (bool, error) {
 	n, err := rlockForceUnlock.Exec(ctx, c, []string{k.Lock, k.Channel, k.Token}, []string{publish}).AsInt64()
 	return n == 1, err
+}
+
+// LockRequest is one lock of a LockAcquireAll.
+type LockRequest struct {
+	Keys         *LockKeys
+	LeaseMs      string
+	Owner        string
+	NonReentrant bool
+}
+
+// LockAcquireAll runs rlock_acquire_all.lua: every lock or none. When busy
+// it returns (nil, a wait hint, nil).
+func LockAcquireAll(ctx context.Context, c rueidis.Client, reqs []LockRequest) ([]Acquired, Acquired, error) {
+	keys := make([]string, 0, 2*len(reqs))
+	args := make([]string, 0, 3*len(reqs))
+	for _, r := range reqs {
+		keys = append(keys, r.Keys.Lock, r.Keys.Token)
+		args = append(args, r.LeaseMs, r.Owner, flag(r.NonReentrant))
+	}
+	res := rlockAcquireAll.Exec(ctx, c, keys, args)
+	if res.Error() != nil {
+		_, err := parseAcquired(res) // maps NON_REENTRANT
+		return nil, Acquired{}, err
+	}
+	if pttl, err := res.AsInt64(); err == nil {
+		return nil, Acquired{PTTL: pttl}, nil
+	}
+	vals, err := res.AsIntSlice()
+	if err != nil || len(vals) != 2*len(reqs) {
+		return nil, Acquired{}, fmt.Errorf("scripts: unexpected acquire-all reply of %d values: %w", len(vals), err)
+	}
+	out := make([]Acquired, len(reqs))
+	for i := range out {
+		out[i] = Acquired{OK: true, Token: uint64(vals[2*i]), Count: vals[2*i+1]}
+	}
+	return out, Acquired{}, nil
 }
 
 func flag(b bool) string {

@@ -74,17 +74,46 @@ func New(cfg Config) *Hold {
 // Attempt makes one acquisition with acquire, in the shape of engine.Attempt:
 // whether it acquired, and when busy the wait hint from the script.
 func (h *Hold) Attempt(ctx context.Context, acquire AcquireFunc) (bool, time.Duration, error) {
-	h.op.Lock()
-	defer h.op.Unlock()
-	e := h.cfg.Engine
+	return AttemptAll(ctx, []*Hold{h}, func(ctx context.Context) ([]scripts.Acquired, scripts.Acquired, error) {
+		res, err := acquire(ctx)
+		if err != nil || !res.OK {
+			return nil, res, err
+		}
+		return []scripts.Acquired{res}, scripts.Acquired{}, nil
+	})
+}
+
+// AcquireAllFunc runs one script that acquires several holds, all or none:
+// one result per hold when granted, or (nil, busy) with busy.PTTL the wait
+// hint.
+type AcquireAllFunc func(ctx context.Context) (granted []scripts.Acquired, busy scripts.Acquired, err error)
+
+// AttemptAll makes one acquisition of several holds of one Client with a
+// single script (a same-slot multilock), with Attempt's guarantees for every
+// one of them. The holds must be passed in one canonical order (their op
+// locks are taken in it).
+func AttemptAll(ctx context.Context, holds []*Hold, acquire AcquireAllFunc) (bool, time.Duration, error) {
+	for _, h := range holds {
+		h.op.Lock()
+		defer h.op.Unlock()
+	}
+	e := holds[0].cfg.Engine
 	if e.IsClosed() {
 		return false, 0, errs.ErrClosed
 	}
-	h.mu.Lock()
-	before := h.holds
-	h.mu.Unlock()
-	if before > 0 && h.cfg.NonReentrant {
-		return false, 0, errs.ErrNonReentrant
+	before := make([]int64, len(holds))
+	for i, h := range holds {
+		h.mu.Lock()
+		before[i] = h.holds
+		h.mu.Unlock()
+		if before[i] > 0 && h.cfg.NonReentrant {
+			return false, 0, errs.ErrNonReentrant
+		}
+	}
+	undo := func() {
+		for i, h := range holds {
+			h.compensate(ctx, before[i])
+		}
 	}
 	// The acquire is not cancelled with ctx: a command abandoned in flight
 	// may still run after a compensating release sent on another connection,
@@ -97,35 +126,37 @@ func (h *Hold) Attempt(ctx context.Context, acquire AcquireFunc) (bool, time.Dur
 		defer cancel()
 	}
 	sent := time.Now()
-	res, err := acquire(actx)
+	res, busy, err := acquire(actx)
 	if err != nil {
 		if errors.Is(err, scripts.ErrNonReentrant) {
 			return false, 0, errs.ErrNonReentrant
 		}
 		if !scripts.IsReply(err) {
-			// No reply: the script may have run. Undo a grant we cannot see;
-			// if even that fails, the hold has no renewal and expires.
-			h.compensate(ctx, before)
+			// No reply: the script may have run. Undo grants we cannot see;
+			// if even that fails, the holds have no renewal and expire.
+			undo()
 		}
 		if ctx.Err() != nil {
 			return false, 0, ctx.Err()
 		}
 		return false, 0, err
 	}
-	if !res.OK {
+	if res == nil {
 		if ctx.Err() != nil {
 			return false, 0, ctx.Err()
 		}
-		return false, time.Duration(res.PTTL) * time.Millisecond, nil
+		return false, time.Duration(busy.PTTL) * time.Millisecond, nil
 	}
 	if ctx.Err() != nil {
 		// Granted, but the caller has gone: give it back.
-		h.compensate(ctx, before)
+		undo()
 		return false, 0, ctx.Err()
 	}
-	if err := h.granted(res, sent); err != nil {
-		h.compensate(ctx, before)
-		return false, 0, err
+	for i, h := range holds {
+		if err := h.granted(res[i], sent); err != nil {
+			undo()
+			return false, 0, err
+		}
 	}
 	return true, 0, nil
 }
@@ -321,4 +352,31 @@ func LostReason(e *engine.Engine) error {
 		return errs.LostOnClose
 	}
 	return errs.ErrLockLost
+}
+
+// Member describes a lock handle whose hold can be taken together with
+// others of the same Client in one script (rlock.Mutex): see AttemptAll.
+type Member struct {
+	Engine  *engine.Engine
+	Hold    *Hold
+	Request scripts.LockRequest
+	// Usable is false when the handle's name cannot be used on this
+	// deployment (its methods report why).
+	Usable bool
+}
+
+var describers []func(any) (*Member, bool)
+
+// RegisterMember is called from a lock package's init with a function that
+// recognises its handles.
+func RegisterMember(describe func(any) (*Member, bool)) { describers = append(describers, describe) }
+
+// MemberOf describes l if a registered lock package recognises it.
+func MemberOf(l any) (*Member, bool) {
+	for _, d := range describers {
+		if m, ok := d(l); ok {
+			return m, true
+		}
+	}
+	return nil, false
 }

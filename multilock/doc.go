@@ -1,0 +1,45 @@
+// Package multilock holds several locks together, all or none, without the
+// deadlocks of acquiring them one by one in whatever order callers choose.
+//
+//	from, to := rlock.New(c, "{bank}:acct:17"), rlock.New(c, "{bank}:acct:42")
+//	mu := multilock.New(from, to)          // any redisync.Locker values
+//	err := redisync.Do(ctx, mu, func(ctx context.Context) error {
+//		return transfer(ctx, 17, 42, amount) // both accounts locked
+//	})
+//
+// # Guarantees
+//
+//   - All or nothing: a round that cannot take every component gives back
+//     the ones it took before the call returns (also when ctx ends or a
+//     component fails); partial holds never outlive a Lock or TryLock call.
+//   - Deadlock-free: components are sorted into one canonical order — by
+//     lock name, ties kept in the caller's order — and always acquired in it,
+//     so multilocks over the same locks passed in different orders cannot
+//     wait for each other in a cycle. (Components need a Name method; every
+//     redisync lock has one.)
+//   - One round trip when it can: if every component is an rlock.Mutex on
+//     the same Client, and on a Cluster in the same hash slot (use a common
+//     hash tag, as "{bank}" above), each round is one script
+//     (rlock_acquire_all.lua) that checks every lock before taking any, so
+//     it is atomic; Atomic reports it. Otherwise a round is one TryLock per
+//     component, in canonical order.
+//   - Lock repeats rounds until it holds everything or ctx ends, waiting
+//     between rounds with exponential backoff and full jitter (MinBackoff to
+//     MaxBackoff, never past the busy lock's remaining lease when known). It
+//     does not subscribe to wake-ups: a multilock waiting for a busy
+//     component polls.
+//   - Unlock releases every component in reverse canonical order and returns
+//     their errors joined, each naming its component. Done closes, and Err
+//     matches redisync.ErrLockLost, as soon as any component is lost (a
+//     watcher goroutine follows the components' Done channels while the
+//     multilock is held; Unlock stops it and waits for it).
+//   - Token returns the first component's (canonical order) fencing token.
+//     A multilock guards several resources, and each should check its own
+//     lock's token: Components()[i].Token().
+//   - Locking a held multilock nests every component; each Lock needs its
+//     own Unlock.
+//
+// Components may live on different Clients and servers (for Redlock across
+// independent masters, use the redlock package instead: a multilock needs
+// every component).
+package multilock

@@ -1,0 +1,341 @@
+package multilock
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/internal/engine"
+	"github.com/redisync/redisync/internal/hold"
+	"github.com/redisync/redisync/internal/keys"
+	"github.com/redisync/redisync/scripts"
+)
+
+// Named is what the canonical order needs from a component: its lock's name.
+// Every redisync lock (rlock, fairlock, both rwlock sides) has it.
+type Named interface {
+	Name() string
+}
+
+// Backoff bounds between rounds of Lock: the wait before round k+1 is drawn
+// uniformly from [0, min(MaxBackoff, MinBackoff·2^k)) ("full jitter"), and
+// never longer than the busy lock's remaining lease when that is known.
+const (
+	MinBackoff = 2 * time.Millisecond
+	MaxBackoff = 250 * time.Millisecond
+)
+
+// Mutex holds several locks together, all or none. It is itself a
+// redisync.Locker. All methods are safe for concurrent use.
+type Mutex struct {
+	parts []redisync.Locker // canonical order
+
+	// members is set when every part is an rlock on one Client whose keys
+	// can share a script (one server, or one hash slot on a Cluster): each
+	// round is then a single script.
+	members []*hold.Member
+
+	op sync.Mutex // serializes rounds and releases
+
+	mu      sync.Mutex
+	holds   int
+	done    chan struct{}
+	err     error
+	stop    chan struct{} // ends the loss watcher
+	watcher sync.WaitGroup
+}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// New returns a lock over the given components. It does no I/O.
+//
+// The components are put in one canonical order — by name, and in the
+// caller's order among equal names — and every round acquires them in that
+// order, so two multilocks over the same locks passed in different orders
+// cannot deadlock. New panics if no component is given, one is nil or has
+// no Name method, or the same component is passed twice.
+func New(lockers ...redisync.Locker) *Mutex {
+	if len(lockers) == 0 {
+		panic("multilock: no components")
+	}
+	type entry struct {
+		l    redisync.Locker
+		name string
+	}
+	entries := make([]entry, len(lockers))
+	for i, l := range lockers {
+		if l == nil || reflect.ValueOf(l).Kind() == reflect.Pointer && reflect.ValueOf(l).IsNil() {
+			panic(fmt.Sprintf("multilock: component %d is nil", i))
+		}
+		n, ok := l.(Named)
+		if !ok {
+			panic(fmt.Sprintf("multilock: component %d (%T) has no Name() string method, which the canonical order needs", i, l))
+		}
+		for j := range i {
+			if lockers[j] == l {
+				panic(fmt.Sprintf("multilock: components %d and %d are the same lock", j, i))
+			}
+		}
+		entries[i] = entry{l, n.Name()}
+	}
+	slices.SortStableFunc(entries, func(a, b entry) int { return cmp.Compare(a.name, b.name) })
+	m := &Mutex{done: closedChan, err: redisync.ErrNotHeld}
+	for _, en := range entries {
+		m.parts = append(m.parts, en.l)
+	}
+	m.members = oneScript(m.parts)
+	return m
+}
+
+// oneScript returns the parts' descriptions when all of them can be taken
+// with one script, nil otherwise.
+func oneScript(parts []redisync.Locker) []*hold.Member {
+	var ms []*hold.Member
+	seen := map[string]bool{}
+	for _, p := range parts {
+		mb, ok := hold.MemberOf(p)
+		if !ok || !mb.Usable || (len(ms) > 0 && mb.Engine != ms[0].Engine) || seen[mb.Request.Keys.Lock] {
+			return nil
+		}
+		if mb.Engine.Cluster && len(ms) > 0 && keys.Slot(mb.Request.Keys.Lock) != keys.Slot(ms[0].Request.Keys.Lock) {
+			return nil
+		}
+		seen[mb.Request.Keys.Lock] = true
+		ms = append(ms, mb)
+	}
+	return ms
+}
+
+// Components returns the components in canonical order (the order in which
+// they are acquired; they are released in reverse).
+func (m *Mutex) Components() []redisync.Locker { return slices.Clone(m.parts) }
+
+// Atomic reports whether each round is one script on one Client (every
+// component an rlock whose keys can share a script), rather than one
+// TryLock per component.
+func (m *Mutex) Atomic() bool { return m.members != nil }
+
+// Lock blocks until every component is held, or ctx ends. Each round tries
+// every component in canonical order; when one is busy, the ones taken in
+// that round are released before the round ends, and the next round starts
+// after a jittered backoff. It returns nil, ctx.Err() unwrapped (nothing
+// held), or the first component error (nothing held). Locking a held
+// multilock nests every component. Lock panics on a nil ctx.
+func (m *Mutex) Lock(ctx context.Context) error {
+	if ctx == nil {
+		panic("multilock: nil Context")
+	}
+	for attempt := 0; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ok, hint, err := m.round(ctx)
+		if err != nil || ok {
+			return err
+		}
+		wait := rand.N(min(MaxBackoff, MinBackoff<<min(attempt, 16)))
+		if hint > 0 && hint < wait {
+			wait = hint
+		}
+		t := time.NewTimer(max(wait, time.Millisecond/10))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+}
+
+// TryLock makes one round: (true, nil) with every component held, (false,
+// nil) when one is busy (nothing held).
+func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
+	if ctx == nil {
+		panic("multilock: nil Context")
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	ok, _, err := m.round(ctx)
+	return ok, err
+}
+
+// round acquires every component or none.
+func (m *Mutex) round(ctx context.Context) (bool, time.Duration, error) {
+	m.op.Lock()
+	defer m.op.Unlock()
+	var (
+		ok   bool
+		hint time.Duration
+		err  error
+	)
+	if m.members != nil {
+		ok, hint, err = m.roundOneScript(ctx)
+	} else {
+		ok, err = m.roundEach(ctx)
+	}
+	if ok {
+		m.held()
+	}
+	return ok, hint, err
+}
+
+func (m *Mutex) roundOneScript(ctx context.Context) (bool, time.Duration, error) {
+	holds := make([]*hold.Hold, len(m.members))
+	reqs := make([]scripts.LockRequest, len(m.members))
+	for i, mb := range m.members {
+		holds[i], reqs[i] = mb.Hold, mb.Request
+	}
+	rc := m.members[0].Engine.RC
+	return hold.AttemptAll(ctx, holds, func(ctx context.Context) ([]scripts.Acquired, scripts.Acquired, error) {
+		return scripts.LockAcquireAll(ctx, rc, reqs)
+	})
+}
+
+func (m *Mutex) roundEach(ctx context.Context) (bool, error) {
+	for i, p := range m.parts {
+		ok, err := p.TryLock(ctx)
+		if err == nil && ok {
+			continue
+		}
+		// Partial holds never outlive the call: give back what this round took.
+		if rerr := m.release(ctx, m.parts[:i]); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			err = ctx.Err()
+		}
+		return false, err
+	}
+	return true, nil
+}
+
+// release unlocks parts in reverse order, even after ctx ended.
+func (m *Mutex) release(ctx context.Context, parts []redisync.Locker) error {
+	bctx, cancel := engine.Background(ctx)
+	defer cancel()
+	var errs []error
+	for i := len(parts) - 1; i >= 0; i-- {
+		if err := parts[i].Unlock(bctx); err != nil {
+			errs = append(errs, fmt.Errorf("multilock: releasing %s: %w", parts[i].(Named).Name(), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// held records one more hold; the first starts the loss watcher.
+func (m *Mutex) held() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.holds++
+	if m.holds > 1 {
+		return
+	}
+	m.done, m.err, m.stop = make(chan struct{}), nil, make(chan struct{})
+	cases := []reflect.SelectCase{{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(m.stop)}}
+	for _, p := range m.parts {
+		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(p.Done())})
+	}
+	done, stop := m.done, m.stop
+	m.watcher.Add(1)
+	go func() {
+		defer m.watcher.Done()
+		chosen, _, _ := reflect.Select(cases)
+		if chosen == 0 {
+			return // Unlock took over
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		m.err = redisync.ErrLockLost
+		if err := m.parts[chosen-1].Err(); errors.Is(err, redisync.ErrLockLost) {
+			m.err = err
+		}
+		close(done)
+	}()
+}
+
+// Unlock releases one hold of every component, in reverse canonical order,
+// and returns their errors joined (each names its component). It returns
+// redisync.ErrNotHeld when the multilock is not held, and an error matching
+// redisync.ErrLockLost when a component was lost (every component is still
+// released). Unlock panics on a nil ctx.
+func (m *Mutex) Unlock(ctx context.Context) error {
+	if ctx == nil {
+		panic("multilock: nil Context")
+	}
+	m.op.Lock()
+	defer m.op.Unlock()
+	m.mu.Lock()
+	holds := m.holds
+	m.mu.Unlock()
+	if holds == 0 {
+		return redisync.ErrNotHeld
+	}
+	if holds == 1 {
+		m.mu.Lock()
+		close(m.stop)
+		m.mu.Unlock()
+		m.watcher.Wait()
+	}
+	var errs []error
+	for i := len(m.parts) - 1; i >= 0; i-- {
+		if err := m.parts[i].Unlock(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("multilock: releasing %s: %w", m.parts[i].(Named).Name(), err))
+		}
+	}
+	err := errors.Join(errs...)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.holds--
+	if m.holds == 0 {
+		select {
+		case <-m.done: // lost: keep the loss as the reason
+		default:
+			m.err = redisync.ErrNotHeld
+			close(m.done)
+		}
+		if errors.Is(err, redisync.ErrLockLost) {
+			m.err = redisync.ErrLockLost
+		}
+	}
+	return err
+}
+
+// Token returns the fencing token of the first component in canonical
+// order, 0 when not held. A multilock guards several resources, and each
+// should check the token of its own lock: Components()[i].Token().
+func (m *Mutex) Token() uint64 {
+	if m.Err() != nil {
+		return 0
+	}
+	return m.parts[0].Token()
+}
+
+// Done returns a channel that is closed when the hold ends: released by the
+// last Unlock, or when any component is lost.
+func (m *Mutex) Done() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.done
+}
+
+// Err returns nil while every component is held, an error matching
+// redisync.ErrLockLost after any component was lost, and
+// redisync.ErrNotHeld otherwise.
+func (m *Mutex) Err() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.err
+}
