@@ -311,3 +311,32 @@ func TestBadInput(t *testing.T) {
 	_, err = s.Acquire(bg(), 1)
 	assert.True(t, errors.Is(err, redisync.ErrClosed))
 }
+
+func TestReleaseWakesTheFirstWaiter(t *testing.T) {
+	// Polls are 20 s apart (MaxPoll 30 s, heartbeat a third of a minute):
+	// only the wake-up published by Release can hand the permits over fast.
+	e := setup(t, redisync.WithMaxPoll(30*time.Second))
+	s := New(e.C, "sem:wake", 2, WithWaiterTimeout(time.Minute))
+	p, err := s.Acquire(bg(), 2)
+	require.NoError(t, err)
+	got := make(chan time.Time, 1)
+	go func() {
+		q, err := s.Acquire(bg(), 2)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		got <- time.Now()
+		_ = q.Release(bg())
+	}()
+	eventually(t, 5*time.Second, func() bool { n, _ := s.Waiting(bg()); return n == 1 }, "waiter queued")
+	released := time.Now()
+	require.NoError(t, p.Release(bg()))
+	select {
+	case at := <-got:
+		t.Logf("woken %v after the release", at.Sub(released))
+		assert.Less(t, at.Sub(released), 2*time.Second)
+	case <-time.After(10 * time.Second):
+		t.Fatal("release did not wake the waiter")
+	}
+}
