@@ -42,6 +42,7 @@ func New(rc rueidis.Client, opts ...Option) *Client {
 		WatchdogTimeout: o.watchdogTimeout,
 		MaxPoll:         o.maxPoll,
 		Logger:          o.logger,
+		Observer:        o.observer,
 	})}
 }
 

@@ -25,6 +25,7 @@ type options struct {
 	watchdogTimeout time.Duration
 	maxPoll         time.Duration
 	logger          *slog.Logger
+	observer        Observer
 }
 
 func defaultOptions() options {
@@ -46,8 +47,10 @@ func WithMaxPoll(d time.Duration) Option {
 	return func(o *options) { o.maxPoll = d }
 }
 
-// WithLogger makes the Client log what it cannot report as an error (a
-// subscription that broke and is being restored). Default: no logging.
+// WithLogger makes the Client log what it cannot report as an error: at
+// Warn, a hold that was lost and a renewal batch that failed (it is
+// retried), and a subscription that broke and is being restored.
+// Default: no logging.
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) { o.logger = l }
 }

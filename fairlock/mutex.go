@@ -11,6 +11,7 @@ import (
 	"github.com/redisync/redisync/internal/hold"
 	"github.com/redisync/redisync/internal/keys"
 	"github.com/redisync/redisync/internal/lockopt"
+	"github.com/redisync/redisync/internal/obs"
 	"github.com/redisync/redisync/scripts"
 )
 
@@ -70,8 +71,9 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 		Release: func(ctx context.Context, expected int64) (scripts.Released, error) {
 			return scripts.FairRelease(ctx, e.RC, &m.keys, owner, m.leaseMs, expected, e.Publish)
 		},
-		Renewer: e.LockRenewer, // the lock itself has the rlock layout
-		Target: func(token uint64) any {
+		Renewer:  e.LockRenewer, // the lock itself has the rlock layout
+		Observed: m.observed(),
+		RenewTarget: func(token uint64) any {
 			return &engine.RenewTarget{
 				Item:    scripts.RenewItem{Key: name, Owner: owner, Token: token},
 				LeaseMs: m.leaseMs,
@@ -80,6 +82,8 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 	})
 	return m
 }
+
+func (m *Mutex) observed() obs.Target { return obs.Target{Primitive: "fairlock", Name: m.name} }
 
 // Name returns the lock's name (the key of its hash).
 func (m *Mutex) Name() string { return m.name }
@@ -101,7 +105,7 @@ func (m *Mutex) Lock(ctx context.Context) error {
 	if err := m.check(ctx); err != nil {
 		return err
 	}
-	err := m.e.Acquire(ctx, m.channel, m.attemptQueued)
+	err := m.e.Acquire(ctx, m.channel, m.observed(), m.attemptQueued)
 	if err != nil && err != redisync.ErrNonReentrant {
 		m.leave(ctx)
 	}
@@ -115,8 +119,9 @@ func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 	if err := m.check(ctx); err != nil {
 		return false, err
 	}
-	ok, _, err := m.hold.Attempt(ctx, m.acquire("0"))
-	return ok, err
+	return m.e.TryOnce(ctx, m.observed(), func(ctx context.Context) (bool, time.Duration, error) {
+		return m.hold.Attempt(ctx, m.acquire("0"))
+	})
 }
 
 // Unlock releases one hold of this handle. After the last one the lock is

@@ -9,6 +9,7 @@ import (
 	"github.com/redisync/redisync/internal/hold"
 	"github.com/redisync/redisync/internal/keys"
 	"github.com/redisync/redisync/internal/lockopt"
+	"github.com/redisync/redisync/internal/obs"
 	"github.com/redisync/redisync/scripts"
 )
 
@@ -57,7 +58,8 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 		NonReentrant: o.NonReentrant,
 		Release:      m.release,
 		Renewer:      e.LockRenewer,
-		Target: func(token uint64) any {
+		Observed:     obs.Target{Primitive: "rlock", Name: name},
+		RenewTarget: func(token uint64) any {
 			return &engine.RenewTarget{
 				Item:    scripts.RenewItem{Key: name, Owner: m.owner, Token: token},
 				LeaseMs: m.leaseMs,
@@ -84,6 +86,8 @@ func init() {
 	})
 }
 
+func (m *Mutex) observed() obs.Target { return obs.Target{Primitive: "rlock", Name: m.name} }
+
 // Name returns the lock's name (the key of its hash).
 func (m *Mutex) Name() string { return m.name }
 
@@ -101,7 +105,7 @@ func (m *Mutex) Lock(ctx context.Context) error {
 	if err := m.check(ctx); err != nil {
 		return err
 	}
-	return m.e.Acquire(ctx, m.keys.Channel, m.attempt)
+	return m.e.Acquire(ctx, m.keys.Channel, m.observed(), m.attempt)
 }
 
 // TryLock makes exactly one attempt: (true, nil) when the handle now holds
@@ -110,8 +114,7 @@ func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 	if err := m.check(ctx); err != nil {
 		return false, err
 	}
-	ok, _, err := m.attempt(ctx)
-	return ok, err
+	return m.e.TryOnce(ctx, m.observed(), m.attempt)
 }
 
 // Unlock releases one hold of this handle. After the last one the lock is

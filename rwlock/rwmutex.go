@@ -10,6 +10,7 @@ import (
 	"github.com/redisync/redisync/internal/hold"
 	"github.com/redisync/redisync/internal/keys"
 	"github.com/redisync/redisync/internal/lockopt"
+	"github.com/redisync/redisync/internal/obs"
 	"github.com/redisync/redisync/scripts"
 )
 
@@ -72,25 +73,30 @@ func New(c *redisync.Client, name string, opts ...Option) *RWMutex {
 			WriteField:  owner + ":write",
 		},
 	}
-	side := func(release func(context.Context, int64) (scripts.Released, error), item scripts.RenewItem) *hold.Hold {
+	side := func(kind string, release func(context.Context, int64) (scripts.Released, error), item scripts.RenewItem) *hold.Hold {
 		return hold.New(hold.Config{
 			Engine: e, Lease: lease, Fixed: fixed, NonReentrant: o.NonReentrant,
-			Release: release,
-			Renewer: e.RWLockRenewer,
-			Target: func(token uint64) any {
+			Release:  release,
+			Renewer:  e.RWLockRenewer,
+			Observed: obs.Target{Primitive: kind, Name: name},
+			RenewTarget: func(token uint64) any {
 				it := item
 				it.Token = token
 				return &engine.RenewTarget{Item: it, LeaseMs: rw.leaseMs}
 			},
 		})
 	}
-	rw.read = side(func(ctx context.Context, expected int64) (scripts.Released, error) {
+	rw.read = side("rwlock.read", func(ctx context.Context, expected int64) (scripts.Released, error) {
 		return scripts.RWReadRelease(ctx, e.RC, &rw.keys, rw.leaseMs, expected, e.Publish)
 	}, scripts.RenewItem{Key: name, Owner: owner, Prefix: rw.keys.Timeouts})
-	rw.write = side(func(ctx context.Context, expected int64) (scripts.Released, error) {
+	rw.write = side("rwlock.write", func(ctx context.Context, expected int64) (scripts.Released, error) {
 		return scripts.RWWriteRelease(ctx, e.RC, &rw.keys, rw.leaseMs, expected, e.Publish)
 	}, scripts.RenewItem{Key: name, Owner: rw.keys.WriteField})
 	return rw
+}
+
+func (rw *RWMutex) observed(side string) obs.Target {
+	return obs.Target{Primitive: side, Name: rw.name}
 }
 
 // Name returns the lock's name (the key of its hash).
@@ -112,7 +118,7 @@ func (rw *RWMutex) Lock(ctx context.Context) error {
 	if err := rw.upgradeCheck(); err != nil {
 		return err
 	}
-	err := rw.e.Acquire(ctx, rw.keys.Channel, rw.attemptWrite(true))
+	err := rw.e.Acquire(ctx, rw.keys.Channel, rw.observed("rwlock.write"), rw.attemptWrite(true))
 	if err != nil && rw.preferWriters {
 		rw.leave(ctx)
 	}
@@ -128,8 +134,7 @@ func (rw *RWMutex) TryLock(ctx context.Context) (bool, error) {
 	if err := rw.upgradeCheck(); err != nil {
 		return false, err
 	}
-	ok, _, err := rw.attemptWrite(false)(ctx)
-	return ok, err
+	return rw.e.TryOnce(ctx, rw.observed("rwlock.write"), rw.attemptWrite(false))
 }
 
 // Unlock releases one write hold. After the last one, the lock is free — or,
@@ -151,7 +156,7 @@ func (rw *RWMutex) RLock(ctx context.Context) error {
 	if err := rw.check(ctx); err != nil {
 		return err
 	}
-	return rw.e.Acquire(ctx, rw.keys.Channel, rw.attemptRead)
+	return rw.e.Acquire(ctx, rw.keys.Channel, rw.observed("rwlock.read"), rw.attemptRead)
 }
 
 // TryRLock makes exactly one attempt at a read hold: (false, nil) when busy.
@@ -159,8 +164,7 @@ func (rw *RWMutex) TryRLock(ctx context.Context) (bool, error) {
 	if err := rw.check(ctx); err != nil {
 		return false, err
 	}
-	ok, _, err := rw.attemptRead(ctx)
-	return ok, err
+	return rw.e.TryOnce(ctx, rw.observed("rwlock.read"), rw.attemptRead)
 }
 
 // RUnlock releases one read hold. When no live read hold and no writer is

@@ -27,6 +27,7 @@ type Permit struct {
 	op sync.Mutex
 
 	mu      sync.Mutex
+	since   time.Time // when it was granted (the acquire was sent)
 	state   permitState
 	renewal *watchdog.Lease
 	done    chan struct{}
@@ -184,7 +185,7 @@ func (p *Permit) attempt(ctx context.Context, waitMs string) (bool, time.Duratio
 		p.end(redisync.ErrLockLost, lost)
 	}
 	p.mu.Lock()
-	p.token, p.renewal, p.state, p.done = res.Token, l, held, make(chan struct{})
+	p.token, p.renewal, p.state, p.done, p.since = res.Token, l, held, make(chan struct{}), sent
 	p.mu.Unlock()
 	if err := e.Watchdog.Add(l, sent); err != nil {
 		p.compensate(ctx)
@@ -207,12 +208,15 @@ func (p *Permit) release(ctx context.Context) (int64, error) {
 // end closes the permit (once) with reason, leaving it in state next.
 func (p *Permit) end(reason error, next permitState) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.state != held {
+		p.mu.Unlock()
 		return
 	}
 	p.state, p.err = next, reason
 	close(p.done)
+	held := time.Since(p.since)
+	p.mu.Unlock()
+	p.s.e.Observe(hold.Ended(p.s.observed(), held, reason))
 }
 
 func (p *Permit) setState(st permitState) {

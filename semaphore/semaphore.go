@@ -11,6 +11,7 @@ import (
 	"github.com/redisync/redisync/internal/engine"
 	"github.com/redisync/redisync/internal/keys"
 	"github.com/redisync/redisync/internal/lockopt"
+	"github.com/redisync/redisync/internal/obs"
 	"github.com/redisync/redisync/scripts"
 )
 
@@ -77,6 +78,8 @@ func New(c *redisync.Client, name string, permits int, opts ...Option) *Semaphor
 	}
 }
 
+func (s *Semaphore) observed() obs.Target { return obs.Target{Primitive: "semaphore", Name: s.name} }
+
 // Name returns the semaphore's name (the key of its hash).
 func (s *Semaphore) Name() string { return s.name }
 
@@ -90,7 +93,7 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Permit, error) {
 		return nil, err
 	}
 	p := s.newPermit(n)
-	err := s.e.Acquire(ctx, s.keys.WaiterChannel(p.id), func(ctx context.Context) (bool, time.Duration, error) {
+	err := s.e.Acquire(ctx, s.keys.WaiterChannel(p.id), s.observed(), func(ctx context.Context) (bool, time.Duration, error) {
 		ok, hint, err := p.attempt(ctx, s.waitMs)
 		if heartbeat := s.waiterTimeout / 3; !ok && err == nil && (hint <= 0 || hint > heartbeat) {
 			hint = heartbeat
@@ -112,7 +115,9 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) (*Permit, bool, error
 		return nil, false, err
 	}
 	p := s.newPermit(n)
-	ok, _, err := p.attempt(ctx, "0")
+	ok, err := s.e.TryOnce(ctx, s.observed(), func(ctx context.Context) (bool, time.Duration, error) {
+		return p.attempt(ctx, "0")
+	})
 	if !ok || err != nil {
 		return nil, false, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/redisync/redisync/internal/errs"
+	"github.com/redisync/redisync/internal/obs"
 	"github.com/redisync/redisync/internal/wakeup"
 	"github.com/redisync/redisync/scripts"
 	"github.com/redisync/redisync/watchdog"
@@ -26,6 +27,7 @@ type Config struct {
 	WatchdogTimeout time.Duration
 	MaxPoll         time.Duration
 	Logger          *slog.Logger // nil: no logging
+	Observer        obs.Observer // nil: no events
 }
 
 // Engine is the shared state behind one redisync.Client.
@@ -63,10 +65,26 @@ func New(rc rueidis.Client, cfg Config) *Engine {
 	}
 	e.Hub = wakeup.New(rc, e.Cluster, min(cfg.MaxPoll, 100*time.Millisecond), cfg.Logger)
 	e.Watchdog = watchdog.New(errs.LostOnClose)
-	e.LockRenewer = &BatchRenewer{rc: rc, cluster: e.Cluster, script: scripts.LockRenew}
-	e.RWLockRenewer = &BatchRenewer{rc: rc, cluster: e.Cluster, script: scripts.RWLockRenew}
-	e.SemRenewer = &BatchRenewer{rc: rc, cluster: e.Cluster, script: scripts.SemRenew}
+	e.LockRenewer = &BatchRenewer{e: e, script: scripts.LockRenew, layout: "lock"}
+	e.RWLockRenewer = &BatchRenewer{e: e, script: scripts.RWLockRenew, layout: "rwlock"}
+	e.SemRenewer = &BatchRenewer{e: e, script: scripts.SemRenew, layout: "semaphore"}
 	return e
+}
+
+// Observe reports ev to the Client's Observer, if any, and logs losses and
+// failed renewals at Warn when the Client has a logger.
+func (e *Engine) Observe(ev obs.Event) {
+	if l := e.Config.Logger; l != nil {
+		switch ev.Kind {
+		case obs.Lost:
+			l.Warn("redisync: hold lost", "primitive", ev.Primitive, "name", ev.Name, "held", ev.Held, "cause", ev.Err)
+		case obs.RenewFailed:
+			l.Warn("redisync: renewal failed, retrying until the leases run out", "layout", ev.Primitive, "holds", ev.Count, "err", ev.Err)
+		}
+	}
+	if o := e.Config.Observer; o != nil {
+		o.Observe(ev)
+	}
 }
 
 // NewOwner draws an owner id "<client uuid>:<sequence>", the shape of

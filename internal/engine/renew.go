@@ -8,6 +8,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/redisync/redisync/internal/keys"
+	"github.com/redisync/redisync/internal/obs"
 	"github.com/redisync/redisync/scripts"
 	"github.com/redisync/redisync/watchdog"
 )
@@ -21,9 +22,9 @@ const MaxRenewBatch = 256
 // most MaxRenewBatch holds per script, every script in one DoMulti — one
 // pipelined round trip per node.
 type BatchRenewer struct {
-	rc      rueidis.Client
-	cluster bool
-	script  *scripts.RenewScript
+	e      *Engine
+	script *scripts.RenewScript
+	layout string // for events: "lock", "rwlock", "semaphore"
 }
 
 // RenewTarget is a watchdog.Lease's Target for a BatchRenewer.
@@ -42,7 +43,7 @@ func (r *BatchRenewer) Renew(ctx context.Context, leases []*watchdog.Lease) ([]b
 	for i, l := range leases {
 		t := l.Target.(*RenewTarget)
 		g := group{leaseMs: t.LeaseMs}
-		if r.cluster {
+		if r.e.Cluster {
 			g.slot = keys.Slot(t.Item.Key)
 		}
 		groups[g] = append(groups[g], i)
@@ -52,26 +53,30 @@ func (r *BatchRenewer) Renew(ctx context.Context, leases []*watchdog.Lease) ([]b
 	for g, idx := range groups {
 		for start := 0; start < len(idx); start += MaxRenewBatch {
 			part := idx[start:min(start+MaxRenewBatch, len(idx))]
-			cmds = append(cmds, r.script.Command(r.rc, g.leaseMs, items(leases, part)))
+			cmds = append(cmds, r.script.Command(r.e.RC, g.leaseMs, items(leases, part)))
 			parts = append(parts, part)
 		}
 	}
+	rc := r.e.RC
 	alive := make([]bool, len(leases))
-	results := r.rc.DoMulti(ctx, cmds...)
+	sent := time.Now()
+	results := rc.DoMulti(ctx, cmds...)
 	for i, res := range results {
 		part := parts[i]
 		if scripts.IsNoScript(res.Error()) {
 			// Script cache flushed (restart, SCRIPT FLUSH): EVAL loads it again.
-			res = r.script.Fallback(ctx, r.rc, leases[part[0]].Target.(*RenewTarget).LeaseMs, items(leases, part))
+			res = r.script.Fallback(ctx, rc, leases[part[0]].Target.(*RenewTarget).LeaseMs, items(leases, part))
 		}
 		ok, err := scripts.ParseRenew(res, len(part))
 		if err != nil {
+			r.e.Observe(obs.Event{Kind: obs.RenewFailed, Primitive: r.layout, Count: len(leases), Err: err})
 			return nil, err
 		}
 		for j, k := range part {
 			alive[k] = ok[j]
 		}
 	}
+	r.e.Observe(obs.Event{Kind: obs.Renewed, Primitive: r.layout, Count: len(leases), Latency: time.Since(sent)})
 	return alive, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/redisync/redisync/internal/errs"
+	"github.com/redisync/redisync/internal/obs"
 )
 
 // Attempt makes one acquisition attempt. It reports whether it acquired and,
@@ -22,8 +23,18 @@ type Attempt func(ctx context.Context) (acquired bool, hint time.Duration, err e
 // It returns ctx.Err() (unwrapped) when ctx ends, and ErrClosed when the
 // Client is closed. Wake-ups are only hints: the bounded poll is what makes
 // progress certain when messages are lost.
-func (e *Engine) Acquire(ctx context.Context, channel string, try Attempt) error {
+//
+// A grant is reported to the Observer as an Acquired event about target.
+func (e *Engine) Acquire(ctx context.Context, channel string, target obs.Target, try Attempt) error {
+	start := time.Now()
+	granted := func(sent time.Time, waited bool) {
+		e.Observe(obs.Event{Kind: obs.Acquired, Primitive: target.Primitive, Name: target.Name,
+			Wait: time.Since(start), Latency: time.Since(sent), Waited: waited})
+	}
 	ok, hint, err := try(ctx)
+	if ok {
+		granted(start, false)
+	}
 	if err != nil || ok {
 		return err
 	}
@@ -42,7 +53,11 @@ func (e *Engine) Acquire(ctx context.Context, channel string, try Attempt) error
 		return errs.ErrClosed
 	}
 	for {
+		sent := time.Now()
 		ok, hint, err = try(ctx)
+		if ok {
+			granted(sent, true)
+		}
 		if err != nil || ok {
 			if err != nil && ctx.Err() == nil {
 				unused = true // a failed attempt should not swallow a wake-up
@@ -72,4 +87,15 @@ func (e *Engine) pollBound(hint time.Duration) time.Duration {
 		d = hint
 	}
 	return max(d, time.Millisecond)
+}
+
+// TryOnce makes one attempt (TryLock) and reports a grant as Acquire does.
+func (e *Engine) TryOnce(ctx context.Context, target obs.Target, try Attempt) (bool, error) {
+	sent := time.Now()
+	ok, _, err := try(ctx)
+	if ok {
+		e.Observe(obs.Event{Kind: obs.Acquired, Primitive: target.Primitive, Name: target.Name,
+			Wait: time.Since(sent), Latency: time.Since(sent)})
+	}
+	return ok, err
 }

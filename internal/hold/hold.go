@@ -24,6 +24,7 @@ import (
 
 	"github.com/redisync/redisync/internal/engine"
 	"github.com/redisync/redisync/internal/errs"
+	"github.com/redisync/redisync/internal/obs"
 	"github.com/redisync/redisync/scripts"
 	"github.com/redisync/redisync/watchdog"
 )
@@ -40,10 +41,12 @@ type Config struct {
 	// Release runs the release script with an expectation (a hold count,
 	// scripts.ReleaseAny or scripts.ReleaseAll).
 	Release func(ctx context.Context, expected int64) (scripts.Released, error)
-	// Renewer renews the hold's lease; Target builds its watchdog target
-	// for a hold with the given token.
-	Renewer watchdog.Renewer
-	Target  func(token uint64) any
+	// Renewer renews the hold's lease; RenewTarget builds its watchdog
+	// target for a hold with the given token.
+	Renewer     watchdog.Renewer
+	RenewTarget func(token uint64) any
+	// Observed names the hold in Released and Lost events.
+	Observed obs.Target
 }
 
 // Hold is one owner's reentrant hold; all methods are safe for concurrent use.
@@ -62,6 +65,7 @@ type Hold struct {
 	renewal  *watchdog.Lease // the current hold's registration with the watchdog
 	lost     bool            // the last hold was lost: Unlock cleans up and reports it
 	released bool            // a final release was sent and its reply lost
+	since    time.Time       // when the current hold was acquired (sent)
 }
 
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
@@ -171,7 +175,7 @@ func (h *Hold) granted(res scripts.Acquired, sent time.Time) error {
 		w.Confirm(h.renewal, sent)
 		return nil
 	}
-	l := &watchdog.Lease{TTL: h.cfg.Lease, Fixed: h.cfg.Fixed, Target: h.cfg.Target(res.Token)}
+	l := &watchdog.Lease{TTL: h.cfg.Lease, Fixed: h.cfg.Fixed, Target: h.cfg.RenewTarget(res.Token)}
 	if !h.cfg.Fixed {
 		l.Renewer = h.cfg.Renewer
 	}
@@ -181,7 +185,7 @@ func (h *Hold) granted(res scripts.Acquired, sent time.Time) error {
 		return errs.ErrClosed
 	}
 	h.renewal, h.token, h.err, h.lost, h.released = l, res.Token, nil, false, false
-	h.done = make(chan struct{})
+	h.done, h.since = make(chan struct{}), sent
 	return nil
 }
 
@@ -337,12 +341,25 @@ func (h *Hold) onLost(l *watchdog.Lease, cause error) {
 // end ends hold l (if it is still current) with the given reason.
 func (h *Hold) end(l *watchdog.Lease, reason error, lost bool) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if h.renewal != l || l == nil {
+		h.mu.Unlock()
 		return
 	}
 	h.renewal, h.holds, h.token, h.err, h.lost = nil, 0, 0, reason, lost
 	close(h.done)
+	held := time.Since(h.since)
+	h.mu.Unlock()
+	h.cfg.Engine.Observe(Ended(h.cfg.Observed, held, reason))
+}
+
+// Ended is the event for a hold of target that lasted held and ended for
+// reason: Released after a release (reason ErrNotHeld), Lost otherwise.
+func Ended(target obs.Target, held time.Duration, reason error) obs.Event {
+	ev := obs.Event{Kind: obs.Lost, Primitive: target.Primitive, Name: target.Name, Held: held, Err: reason}
+	if errors.Is(reason, errs.ErrNotHeld) {
+		ev.Kind, ev.Err = obs.Released, nil
+	}
+	return ev
 }
 
 // LostReason is what a hold found lost by a failed watchdog.Remove reports:
