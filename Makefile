@@ -1,9 +1,12 @@
 # Tests run against real redis-server processes (internal/redistest).
 .PHONY: test demo bench redis-server
 
+# The root module, then the redisyncotel module (its own go.mod, so the core
+# keeps no OpenTelemetry dependency).
 test: redis-server
 	go vet ./...
 	go test -race -count=1 ./...
+	cd redisyncotel && go vet ./... && go test -race -count=1 ./...
 
 demo:
 	go run ./cmd/redisync demo

@@ -1,0 +1,72 @@
+package redisyncotel_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.uber.org/goleak"
+
+	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/internal/locktest"
+	"github.com/redisync/redisync/redisyncotel"
+	"github.com/redisync/redisync/rlock"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestMetricsAfterAcquireContendLose(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	o, err := redisyncotel.New(mp, redisyncotel.WithLockNames())
+	require.NoError(t, err)
+	e := locktest.Setup(t, redisync.WithObserver(o), redisync.WithWatchdogTimeout(300*time.Millisecond))
+	ctx := context.Background()
+
+	// Acquire; contend (the second waits and is handed the lock); lose.
+	a, b := rlock.New(e.C, "otel:lock"), rlock.New(e.C, "otel:lock")
+	require.NoError(t, a.Lock(ctx))
+	got := make(chan error, 1)
+	go func() { got <- b.Lock(ctx) }()
+	time.Sleep(50 * time.Millisecond)
+	require.NoError(t, a.Unlock(ctx))
+	require.NoError(t, <-got)
+	time.Sleep(200 * time.Millisecond) // a renewal
+	e.Do(t, "DEL", "otel:lock")
+	locktest.Eventually(t, 2*time.Second, func() bool { return b.Err() != nil }, "loss signalled")
+
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, reader.Collect(ctx, &rm))
+	sums := map[string]int64{}
+	counts := map[string]uint64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch data := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				for _, dp := range data.DataPoints {
+					sums[m.Name] += dp.Value
+				}
+			case metricdata.Histogram[float64]:
+				for _, dp := range data.DataPoints {
+					counts[m.Name] += dp.Count
+					if m.Name == "redisync.acquire.wait" {
+						name, _ := dp.Attributes.Value("redisync.name")
+						assert.Equal(t, "otel:lock", name.AsString())
+					}
+				}
+			}
+		}
+	}
+	assert.Equal(t, int64(2), sums["redisync.acquisitions"])
+	assert.Equal(t, int64(1), sums["redisync.handoffs"])
+	assert.Equal(t, int64(1), sums["redisync.lost"])
+	assert.Positive(t, sums["redisync.renewals"])
+	assert.Equal(t, uint64(2), counts["redisync.acquire.wait"])
+	assert.Equal(t, uint64(2), counts["redisync.hold.duration"], "one released, one lost")
+	assert.Positive(t, counts["redisync.renewal.latency"])
+}
