@@ -2,6 +2,7 @@ package fairlock
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -193,4 +194,20 @@ func (m *Mutex) HoldCount(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	return int(n), err
+}
+
+// ForceUnlock deletes the fair lock named name whoever holds it, wakes the
+// first waiter, and reports whether there was a lock to delete. The former
+// holder finds out at its next renewal (its Done closes with ErrLockLost).
+// The queue is kept. It is an operator's tool: a correct program releases
+// with Unlock.
+func ForceUnlock(ctx context.Context, c *redisync.Client, name string) (bool, error) {
+	if name == "" {
+		return false, fmt.Errorf("fairlock: ForceUnlock with an empty name: %w", redisync.ErrInvalidName)
+	}
+	m := New(c, name)
+	if err := m.check(ctx); err != nil {
+		return false, err
+	}
+	return scripts.FairForceUnlock(ctx, m.e.RC, &m.keys, m.e.Publish)
 }

@@ -353,3 +353,34 @@ func TestBadInput(t *testing.T) {
 	assert.True(t, errors.Is(m.Lock(bg()), redisync.ErrClosed))
 	assert.Zero(t, e.DBSize(t))
 }
+
+func TestForceUnlockFreesTheLockForTheHead(t *testing.T) {
+	e := setup(t, redisync.WithWatchdogTimeout(300*time.Millisecond), redisync.WithMaxPoll(30*time.Second))
+	const name = "fair:force"
+	holder, waiter := New(e.C, name), New(e.C, name, WithWaiterTimeout(time.Minute))
+	require.NoError(t, holder.Lock(bg()))
+	got := make(chan error, 1)
+	go func() { got <- waiter.Lock(bg()) }()
+	eventually(t, 5*time.Second, func() bool { return queueLen(t, e, holder) == 1 }, "waiter queued")
+	ok, err := ForceUnlock(bg(), e.C, name)
+	require.NoError(t, err)
+	assert.True(t, ok)
+	select {
+	case err := <-got:
+		require.NoError(t, err, "the head is woken")
+	case <-time.After(5 * time.Second):
+		t.Fatal("head not woken by the forced unlock")
+	}
+	select {
+	case <-holder.Done():
+	case <-time.After(2 * time.Second):
+		t.Fatal("former holder not told")
+	}
+	assert.ErrorIs(t, holder.Err(), redisync.ErrLockLost)
+	require.NoError(t, waiter.Unlock(bg()))
+	ok, err = ForceUnlock(bg(), e.C, name)
+	require.NoError(t, err)
+	assert.False(t, ok)
+	_, err = ForceUnlock(bg(), e.C, "")
+	assert.ErrorIs(t, err, redisync.ErrInvalidName)
+}

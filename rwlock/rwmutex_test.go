@@ -375,3 +375,27 @@ func TestBadInput(t *testing.T) {
 	assert.ErrorIs(t, rw.RLock(bg()), redisync.ErrClosed)
 	assert.Zero(t, e.DBSize(t))
 }
+
+func TestForceUnlockDropsEveryHold(t *testing.T) {
+	e := setup(t, redisync.WithWatchdogTimeout(300*time.Millisecond))
+	const name = "rw:force"
+	r1, r2 := New(e.C, name), New(e.C, name)
+	require.NoError(t, r1.RLock(bg()))
+	require.NoError(t, r2.RLock(bg()))
+	ok, err := ForceUnlock(bg(), e.C, name)
+	require.NoError(t, err)
+	assert.True(t, ok)
+	for _, r := range []*RWMutex{r1, r2} {
+		select {
+		case <-r.ReadLocker().Done():
+		case <-time.After(2 * time.Second):
+			t.Fatal("reader not told")
+		}
+		assert.ErrorIs(t, r.ReadLocker().Err(), redisync.ErrLockLost)
+	}
+	w := New(e.C, name)
+	ok, err = w.TryLock(bg())
+	require.NoError(t, err)
+	assert.True(t, ok)
+	require.NoError(t, w.Unlock(bg()))
+}

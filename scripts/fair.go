@@ -13,12 +13,15 @@ var (
 	fairAcquireSrc string
 	//go:embed fair_release.lua
 	fairReleaseSrc string
+	//go:embed fair_force_unlock.lua
+	fairForceUnlockSrc string
 	//go:embed queue_leave.lua
 	queueLeaveSrc string
 
 	fairAcquire = newScript(fairAcquireSrc)
 	fairRelease = newScript(fairReleaseSrc)
 	queueLeave  = newScript(queueLeaveSrc)
+	fairForce   = newScript(fairForceUnlockSrc)
 )
 
 // FairKeys names the keys of one fair lock.
@@ -53,5 +56,11 @@ func FairRelease(ctx context.Context, c rueidis.Client, k *FairKeys, owner, leas
 // channel prefix): it reports whether id was queued.
 func QueueLeave(ctx context.Context, c rueidis.Client, queue, heartbeats, channel, id, publish string) (bool, error) {
 	n, err := queueLeave.Exec(ctx, c, []string{queue, heartbeats, channel}, []string{id, publish}).AsInt64()
+	return n == 1, err
+}
+
+// FairForceUnlock runs fair_force_unlock.lua: it reports whether a lock was deleted.
+func FairForceUnlock(ctx context.Context, c rueidis.Client, k *FairKeys, publish string) (bool, error) {
+	n, err := fairForce.Exec(ctx, c, []string{k.Lock, k.Queue, k.Heartbeats, k.Token, k.Channel}, []string{publish}).AsInt64()
 	return n == 1, err
 }

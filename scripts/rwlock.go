@@ -19,6 +19,8 @@ var (
 	rwWriteReleaseSrc string
 	//go:embed rwlock_leave.lua
 	rwLeaveSrc string
+	//go:embed rwlock_force_unlock.lua
+	rwForceUnlockSrc string
 	//go:embed rwlock_renew.lua
 	rwRenewSrc string
 
@@ -28,6 +30,7 @@ var (
 	rwWriteRelease = newScript(rwWriteReleaseSrc)
 	rwLeave        = newScript(rwLeaveSrc)
 	rwlockRenew    = newRenewScript(rwRenewSrc, true)
+	rwForceUnlock  = newScript(rwForceUnlockSrc)
 )
 
 // RWKeys names the keys of one read-write lock and one owner.
@@ -74,5 +77,11 @@ func RWWriteRelease(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs st
 // RWLeave runs rwlock_leave.lua: it reports whether the writer was waiting.
 func RWLeave(ctx context.Context, c rueidis.Client, k *RWKeys, publish string) (bool, error) {
 	n, err := rwLeave.Exec(ctx, c, []string{k.Writers, k.Channel}, []string{k.WriteField, publish}).AsInt64()
+	return n == 1, err
+}
+
+// RWForceUnlock runs rwlock_force_unlock.lua: it reports whether a lock was deleted.
+func RWForceUnlock(ctx context.Context, c rueidis.Client, k *RWKeys, publish string) (bool, error) {
+	n, err := rwForceUnlock.Exec(ctx, c, []string{k.Lock, k.Channel, k.Token}, []string{publish}).AsInt64()
 	return n == 1, err
 }

@@ -16,6 +16,8 @@ var (
 	semReleaseSrc string
 	//go:embed sem_state.lua
 	semStateSrc string
+	//go:embed sem_force_release.lua
+	semForceSrc string
 	//go:embed sem_renew.lua
 	semRenewSrc string
 
@@ -23,6 +25,7 @@ var (
 	semRelease = newScript(semReleaseSrc)
 	semState   = newScript(semStateSrc)
 	semRenew   = newRenewScript(semRenewSrc, true)
+	semForce   = newScript(semForceSrc)
 )
 
 // SemKeys names the keys of one semaphore.
@@ -104,4 +107,10 @@ func SemReadState(ctx context.Context, c rueidis.Client, k *SemKeys, capacity, s
 		st.Holders = append(st.Holders, h)
 	}
 	return st, nil
+}
+
+// SemForceRelease runs sem_force_release.lua: it returns how many permits
+// were held.
+func SemForceRelease(ctx context.Context, c rueidis.Client, k *SemKeys, publish string) (int64, error) {
+	return semForce.Exec(ctx, c, k.list(), []string{publish}).AsInt64()
 }

@@ -340,3 +340,25 @@ func TestReleaseWakesTheFirstWaiter(t *testing.T) {
 		t.Fatal("release did not wake the waiter")
 	}
 }
+
+func TestForceReleaseTakesBackEveryPermit(t *testing.T) {
+	e := setup(t, redisync.WithWatchdogTimeout(300*time.Millisecond))
+	s := New(e.C, "sem:force", 3)
+	p, err := s.Acquire(bg(), 2)
+	require.NoError(t, err)
+	n, err := ForceRelease(bg(), e.C, "sem:force")
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
+	avail, err := s.Available(bg())
+	require.NoError(t, err)
+	assert.Equal(t, 3, avail)
+	select {
+	case <-p.Done():
+	case <-time.After(2 * time.Second):
+		t.Fatal("holder not told")
+	}
+	assert.ErrorIs(t, p.Err(), redisync.ErrLockLost)
+	assert.ErrorIs(t, p.Release(bg()), redisync.ErrLockLost)
+	avail, _ = s.Available(bg())
+	assert.Equal(t, 3, avail, "releasing a taken-back permit adds nothing")
+}

@@ -1,0 +1,15 @@
+-- sem_force_release: take back every permit of a semaphore, whoever holds
+-- them (operator action), and wake the first waiter. The capacity stays.
+-- Runs with lib.lua prepended.
+--
+-- KEYS     as sem_acquire.lua (1 semaphore hash, 2 holders, 3 permits,
+--          4 queue, 5 heartbeats, 6 waiter channel prefix)
+-- ARGV[1]  "publish" or "spublish"
+--
+-- Reply: the number of permits that were held. Their holders find out at
+-- their next renewal (their Permits report the loss).
+local used = tonumber(redis.call('hget', KEYS[3], 'used') or '0') or 0
+redis.call('del', KEYS[2], KEYS[3])
+drop_dead_waiters(KEYS[4], KEYS[5], math.floor(now_us() / 1000))
+wake_head(KEYS[4], KEYS[6], ARGV[1])
+return used
