@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -31,26 +29,24 @@ type lockStats struct {
 }
 
 func demo(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	url := fs.String("redis", "", "Redis URL (redis://host:port); empty: an embedded in-process Redis")
+	fs := newFlagSet("demo", "demo [flags]", `
+Workers contend for a few locks; prints acquisitions, hand-offs, wait
+percentiles, and checks that holders never overlapped and every fencing token
+rose (exit 1 if not). Without --redis or $REDIS_URL it runs on an embedded
+in-process Redis.`, stdout, stderr)
+	conn := addConnFlags(fs.FlagSet, true)
 	workers := fs.Int("workers", 8, "contending workers")
 	locks := fs.Int("locks", 3, "locks they contend for")
 	duration := fs.Duration("duration", 3*time.Second, "how long to run")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if done, code := parseFlags(fs, args); done {
+		return code
 	}
 	if *workers < 1 || *locks < 1 || *duration <= 0 {
-		fmt.Fprintln(stderr, "redisync demo: --workers and --locks must be at least 1 and --duration positive")
-		return 2
+		return fail(stderr, "demo", exitUsage, "--workers and --locks must be at least 1 and --duration positive")
 	}
-	rc, where, closeRC, err := connect(*url)
+	rc, where, closeRC, err := conn.connect(true)
 	if err != nil {
-		fmt.Fprintln(stderr, "redisync demo:", err)
-		return 1
+		return fail(stderr, "demo", exitError, "%v", err)
 	}
 	defer closeRC()
 	c := redisync.New(rc, redisync.WithWatchdogTimeout(3*time.Second))

@@ -1,11 +1,22 @@
-// Command redisync is redisync's command-line tool.
+// Command redisync is redisync's command-line tool: locks for shell
+// scripts and cron jobs, and a look inside locks for operators.
 //
-//	redisync demo [--redis URL] [--workers N] [--locks K] [--duration D]
+//	redisync run [--wait D] [--lease D] [--fair] [--fence-env VAR] NAME -- CMD [ARGS...]
+//	redisync sem run --permits N [--count K] [...] NAME -- CMD [ARGS...]
+//	redisync inspect [--json] NAME
+//	redisync unlock --force [--yes] NAME
+//	redisync demo [--workers N] [--locks K] [--duration D]
 //
-// demo runs workers contending for a few locks and reports acquisitions,
-// hand-offs, wait times, and whether every fencing token rose. Without
-// --redis it starts an embedded in-process Redis (miniredis), so it runs on a
-// machine that has nothing but Go.
+// run holds a lock while CMD runs and exits with CMD's status; sem run does
+// the same with semaphore permits. inspect shows holders, leases, tokens and
+// queues; unlock --force takes a lock away from a holder that is gone. demo
+// runs workers contending for a few locks (on an embedded in-process Redis
+// when no server is given). Every command takes --redis URL (or $REDIS_URL),
+// --user, --password, --tls, --tls-ca, --cluster and --sentinel, and --help.
+//
+// Exit statuses: CMD's own (run, sem run); 1 error; 2 usage; 75 not
+// acquired within --wait; 76 lock lost while CMD ran (CMD was terminated);
+// 127 CMD cannot be started.
 package main
 
 import (
@@ -17,8 +28,12 @@ import (
 const usage = `usage: redisync <command> [flags]
 
 commands:
-  demo    workers contend for a few locks; prints acquisitions, hand-offs,
-          wait percentiles and a fencing-token check
+  run       hold a lock while a command runs:  redisync run NAME -- CMD [ARGS...]
+  sem run   hold semaphore permits while a command runs
+  inspect   show holders, leases, tokens and queues of a lock or semaphore
+  unlock    force-unlock a lock whose holder is gone (--force)
+  demo      workers contend for a few locks; prints acquisitions, hand-offs,
+            wait percentiles and a fencing-token check
 
 run 'redisync <command> --help' for a command's flags
 `
@@ -35,6 +50,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "demo":
 		return demo(args[1:], stdout, stderr)
+	case "run":
+		return runCmd(args[1:], stdout, stderr)
+	case "sem":
+		return semCmd(args[1:], stdout, stderr)
+	case "inspect":
+		return inspectCmd(args[1:], stdout, stderr)
+	case "unlock":
+		return unlockCmd(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -2,6 +2,10 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,10 +15,33 @@ import (
 	"github.com/redisync/redisync/internal/redistest"
 )
 
-// rueidis sleeps out its reconnect backoff in a goroutine of its own after
-// a failed dial (the unreachable-server test); it is not ours to await.
+// binary is the redisync command built once for the tests that run it as
+// users do (binary_test.go).
+var binary string
+
+// TestMain builds the binary, runs the tests, and checks for leaks. rueidis
+// sleeps out its reconnect backoff in a goroutine of its own after a failed
+// dial (the unreachable-server test); it is not ours to await.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/redis/rueidis.(*call).DelayDo.func1"))
+	dir, err := os.MkdirTemp("", "redisync-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "redisync")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build redisync: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	if code == 0 {
+		if err := goleak.Find(goleak.IgnoreAnyFunction("github.com/redis/rueidis.(*call).DelayDo.func1")); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 func TestDemoRunsOnEmbeddedRedis(t *testing.T) {

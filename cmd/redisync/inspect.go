@@ -1,0 +1,267 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/redisync/redisync/internal/keys"
+)
+
+// inspection is what `inspect` finds under a name. It only reads: nothing in
+// Redis changes (expired holders still listed are shown with lease 0).
+type inspection struct {
+	Name      string   `json:"name"`
+	Kind      string   `json:"kind"` // none, lock (rlock, or fairlock without waiters), fairlock, rwlock, semaphore
+	Locked    bool     `json:"locked"`
+	LeaseMs   int64    `json:"lease_ms,omitempty"` // remaining lease of the lock key
+	Token     uint64   `json:"token,omitempty"`    // fencing token of the current hold (rwlock: of the read phase or write)
+	Mode      string   `json:"mode,omitempty"`     // rwlock: read or write
+	Capacity  *int64   `json:"capacity,omitempty"` // semaphore
+	Used      *int64   `json:"used,omitempty"`
+	Available *int64   `json:"available,omitempty"`
+	Holders   []holder `json:"holders"`
+	Queue     []waiter `json:"queue,omitempty"` // fairlock and semaphore waiters, rwlock waiting writers
+}
+
+type holder struct {
+	Owner   string `json:"owner"` // owner id (semaphore: permit id)
+	Side    string `json:"side,omitempty"`
+	Count   int64  `json:"count"` // hold count (semaphore: permits)
+	LeaseMs int64  `json:"lease_ms"`
+}
+
+type waiter struct {
+	Owner       string `json:"owner"`
+	WaitingMs   int64  `json:"waiting_ms,omitempty"`
+	HeartbeatMs int64  `json:"heartbeat_ms"` // until its place lapses without a heartbeat
+}
+
+func inspectCmd(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("inspect", "inspect [flags] NAME", `
+Shows what is held under NAME: the kind of lock (rlock, fairlock, rwlock,
+semaphore), the holders with their hold counts, remaining leases and the
+fencing token, the queue of a fair lock or semaphore, the readers and writer
+of a read-write lock, and a semaphore's capacity and permits. It only reads.
+A fair lock without waiters has the rlock layout and is shown as "lock".`, stdout, stderr)
+	conn := addConnFlags(fs.FlagSet, false)
+	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	if done, code := parseFlags(fs, args); done {
+		return code
+	}
+	if fs.NArg() != 1 || fs.Arg(0) == "" {
+		return fail(stderr, "inspect", exitUsage, "want exactly one NAME (see --help)")
+	}
+	rc, _, closeRC, err := conn.connect(false)
+	if err != nil {
+		return fail(stderr, "inspect", exitError, "%v", err)
+	}
+	defer closeRC()
+	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+	defer cancel()
+	r, err := inspect(ctx, rc, fs.Arg(0))
+	if err != nil {
+		return fail(stderr, "inspect", exitError, "%v", err)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(r)
+		return 0
+	}
+	printReport(stdout, r)
+	return 0
+}
+
+// inspect reads the keys of name and works out what they hold.
+func inspect(ctx context.Context, rc rueidis.Client, name string) (inspection, error) {
+	r := inspection{Name: name, Kind: "none", Holders: []holder{}}
+	rd := reader{ctx: ctx, rc: rc}
+	t := rd.strs("TIME")
+	if rd.err != nil {
+		return r, rd.err
+	}
+	sec, _ := strconv.ParseInt(t[0], 10, 64)
+	usec, _ := strconv.ParseInt(t[1], 10, 64)
+	rd.nowMs = sec*1000 + usec/1000
+	derive := func(prefix string) string { k, _ := keys.Derived(prefix, name); return k }
+
+	switch typ := rd.str("TYPE", name); typ {
+	case "none":
+		if q := rd.queue(derive(keys.FairQueuePrefix), derive(keys.FairHeartbeatPrefix)); len(q) > 0 {
+			r.Kind, r.Queue = "fairlock", q
+		}
+	case "hash":
+		h := rd.hash(name)
+		r.LeaseMs = max(0, rd.int("PTTL", name))
+		switch {
+		case h["mode"] != "":
+			rd.rwlock(&r, h, derive(keys.RWWritersPrefix))
+		case h["capacity"] != "":
+			r.LeaseMs = 0
+			rd.semaphore(&r, h, derive)
+		default:
+			r.Kind, r.Locked = "lock", true
+			r.Token, _ = strconv.ParseUint(h["redisync:token"], 10, 64)
+			for f, v := range h {
+				if f == "redisync:token" {
+					continue
+				}
+				n, _ := strconv.ParseInt(v, 10, 64)
+				r.Holders = append(r.Holders, holder{Owner: f, Count: n, LeaseMs: r.LeaseMs})
+			}
+			if q := rd.queue(derive(keys.FairQueuePrefix), derive(keys.FairHeartbeatPrefix)); len(q) > 0 {
+				r.Kind, r.Queue = "fairlock", q
+			}
+		}
+	default:
+		if rd.err == nil {
+			return r, fmt.Errorf("%s is a Redis %s, not a redisync lock", name, typ)
+		}
+	}
+	return r, rd.err
+}
+
+func (rd *reader) rwlock(r *inspection, h map[string]string, writersKey string) {
+	r.Kind, r.Locked, r.Mode = "rwlock", true, h["mode"]
+	r.Token, _ = strconv.ParseUint(strings.TrimPrefix(h["redisync:token"], "t"), 10, 64)
+	for f, v := range h {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if f == "mode" || err != nil {
+			continue
+		}
+		if owner, ok := strings.CutSuffix(f, ":write"); ok {
+			r.Holders = append(r.Holders, holder{Owner: owner, Side: "write", Count: n, LeaseMs: r.LeaseMs})
+			continue
+		}
+		// A read hold's lease is its own timeout key's; the owner's share
+		// lasts as long as its longest one.
+		var longest int64
+		for i := int64(1); i <= n && i <= 1000; i++ {
+			longest = max(longest, rd.int("PTTL", keys.Tagged(r.Name)+":"+f+":rwlock_timeout:"+strconv.FormatInt(i, 10)))
+		}
+		r.Holders = append(r.Holders, holder{Owner: f, Side: "read", Count: n, LeaseMs: longest})
+	}
+	for _, z := range rd.zscores(writersKey) {
+		r.Queue = append(r.Queue, waiter{Owner: strings.TrimSuffix(z.Member, ":write"), HeartbeatMs: max(0, int64(z.Score)-rd.nowMs)})
+	}
+}
+
+func (rd *reader) semaphore(r *inspection, h map[string]string, derive func(string) string) {
+	r.Kind = "semaphore"
+	capacity, _ := strconv.ParseInt(h["capacity"], 10, 64)
+	r.Token, _ = strconv.ParseUint(h["token"], 10, 64)
+	permits := rd.hash(derive(keys.SemPermitsPrefix))
+	var used int64
+	for _, z := range rd.zscores(derive(keys.SemHoldersPrefix)) {
+		n, _ := strconv.ParseInt(permits[z.Member], 10, 64)
+		lease := max(0, int64(z.Score)-rd.nowMs)
+		if lease > 0 {
+			used += n
+		}
+		r.Holders = append(r.Holders, holder{Owner: z.Member, Count: n, LeaseMs: lease})
+	}
+	available := max(0, capacity-used)
+	r.Capacity, r.Used, r.Available, r.Locked = &capacity, &used, &available, used > 0
+	r.Queue = rd.queue(derive(keys.SemQueuePrefix), derive(keys.SemHeartbeatPrefix))
+}
+
+// reader runs read-only commands, keeping the first error.
+type reader struct {
+	ctx   context.Context
+	rc    rueidis.Client
+	nowMs int64
+	err   error
+}
+
+func (rd *reader) do(args ...string) rueidis.RedisResult {
+	res := rd.rc.Do(rd.ctx, rd.rc.B().Arbitrary(args...).Build())
+	if err := res.Error(); err != nil && !rueidis.IsRedisNil(err) && rd.err == nil {
+		rd.err = err
+	}
+	return res
+}
+
+func (rd *reader) str(args ...string) string    { s, _ := rd.do(args...).ToString(); return s }
+func (rd *reader) strs(args ...string) []string { s, _ := rd.do(args...).AsStrSlice(); return s }
+func (rd *reader) int(args ...string) int64     { n, _ := rd.do(args...).AsInt64(); return n }
+func (rd *reader) hash(key string) map[string]string {
+	m, _ := rd.do("HGETALL", key).AsStrMap()
+	return m
+}
+func (rd *reader) zscores(key string) []rueidis.ZScore {
+	z, _ := rd.do("ZRANGE", key, "0", "-1", "WITHSCORES").AsZScores()
+	return z
+}
+
+// queue lists a wait queue in order, with each waiter's heartbeat deadline.
+func (rd *reader) queue(queueKey, heartbeatKey string) []waiter {
+	beats := map[string]int64{}
+	for _, z := range rd.zscores(heartbeatKey) {
+		beats[z.Member] = int64(z.Score)
+	}
+	var out []waiter
+	for _, z := range rd.zscores(queueKey) {
+		out = append(out, waiter{
+			Owner:       z.Member,
+			WaitingMs:   max(0, rd.nowMs-int64(z.Score)/1000),
+			HeartbeatMs: max(0, beats[z.Member]-rd.nowMs),
+		})
+	}
+	return out
+}
+
+func printReport(w io.Writer, r inspection) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	defer tw.Flush()
+	fmt.Fprintf(tw, "name\t%s\nkind\t%s\n", r.Name, r.Kind)
+	if r.Kind == "none" {
+		fmt.Fprintln(tw, "state\tnot locked, nobody waiting")
+		return
+	}
+	state := "free"
+	if r.Locked {
+		state = "held"
+		if r.Mode != "" {
+			state += " (" + r.Mode + ")"
+		}
+		if r.LeaseMs > 0 {
+			state += ", lease " + ms(r.LeaseMs) + " left"
+		}
+	}
+	fmt.Fprintf(tw, "state\t%s\n", state)
+	if r.Token != 0 {
+		fmt.Fprintf(tw, "token\t%d\n", r.Token)
+	}
+	if r.Capacity != nil {
+		fmt.Fprintf(tw, "permits\t%d of %d held, %d available\n", *r.Used, *r.Capacity, *r.Available)
+	}
+	if len(r.Holders) > 0 {
+		fmt.Fprintln(tw, "\nholder\tside\tcount\tlease left")
+		for _, h := range r.Holders {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", h.Owner, or(h.Side, "-"), h.Count, ms(h.LeaseMs))
+		}
+	}
+	if len(r.Queue) > 0 {
+		fmt.Fprintln(tw, "\n#\twaiter\twaiting\theartbeat lapses in")
+		for i, q := range r.Queue {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", i+1, q.Owner, ms(q.WaitingMs), ms(q.HeartbeatMs))
+		}
+	}
+}
+
+func ms(n int64) string { return (time.Duration(n) * time.Millisecond).String() }
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/fairlock"
+	"github.com/redisync/redisync/rlock"
+	"github.com/redisync/redisync/rwlock"
+	"github.com/redisync/redisync/semaphore"
+)
+
+// stdin is where unlock reads its confirmation (a variable for tests).
+var stdin io.Reader = os.Stdin
+
+func unlockCmd(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("unlock", "unlock --force [--yes] [flags] NAME", `
+Deletes the lock NAME whoever holds it and wakes its waiters: every hold of
+an rlock, fairlock or rwlock (readers and writer), or every permit of a
+semaphore (its capacity stays). The former holders learn it at their next
+renewal (their Done closes with ErrLockLost; 'redisync run' terminates its
+command). It is for locks whose holder is gone for good: a live holder keeps
+working without the lock. Asks for confirmation unless --yes.`, stdout, stderr)
+	conn := addConnFlags(fs.FlagSet, false)
+	force := fs.Bool("force", false, "required: this takes the lock away from its holder")
+	yes := fs.Bool("yes", false, "do not ask for confirmation")
+	if done, code := parseFlags(fs, args); done {
+		return code
+	}
+	if fs.NArg() != 1 || fs.Arg(0) == "" {
+		return fail(stderr, "unlock", exitUsage, "want exactly one NAME (see --help)")
+	}
+	if !*force {
+		return fail(stderr, "unlock", exitUsage, "--force is required (a correct program releases its own locks)")
+	}
+	name := fs.Arg(0)
+	rc, _, closeRC, err := conn.connect(false)
+	if err != nil {
+		return fail(stderr, "unlock", exitError, "%v", err)
+	}
+	defer closeRC()
+	c := redisync.New(rc)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+	defer cancel()
+	r, err := inspect(ctx, rc, name)
+	if err != nil {
+		return fail(stderr, "unlock", exitError, "%v", err)
+	}
+	if !r.Locked {
+		fmt.Fprintf(stdout, "%s: nothing is held\n", name)
+		return 0
+	}
+	if !*yes {
+		var who []string
+		for _, h := range r.Holders {
+			who = append(who, h.Owner)
+		}
+		fmt.Fprintf(stderr, "%s (%s) is held by %s.\nForce-unlock it? [y/N] ", name, r.Kind, strings.Join(who, ", "))
+		answer, _ := bufio.NewReader(stdin).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+			fmt.Fprintln(stderr, "not unlocked")
+			return exitError
+		}
+	}
+	var did string
+	switch r.Kind {
+	case "semaphore":
+		var n int
+		n, err = semaphore.ForceRelease(ctx, c, name)
+		did = fmt.Sprintf("took back %d permits", n)
+	case "rwlock":
+		_, err = rwlock.ForceUnlock(ctx, c, name)
+		did = "unlocked"
+	case "fairlock":
+		_, err = fairlock.ForceUnlock(ctx, c, name)
+		did = "unlocked"
+	default:
+		_, err = rlock.ForceUnlock(ctx, c, name)
+		did = "unlocked"
+	}
+	if err != nil {
+		return fail(stderr, "unlock", exitError, "%v", err)
+	}
+	fmt.Fprintf(stdout, "%s: %s\n", name, did)
+	return 0
+}
