@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/redis/rueidis"
-
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/internal/engine"
 	"github.com/redisync/redisync/internal/hold"
@@ -189,11 +187,7 @@ func (m *Mutex) HoldCount(ctx context.Context) (int, error) {
 	if err := m.check(ctx); err != nil {
 		return 0, err
 	}
-	n, err := m.e.RC.Do(ctx, m.e.RC.B().Hget().Key(m.name).Field(m.owner).Build()).AsInt64()
-	if rueidis.IsRedisNil(err) {
-		return 0, nil
-	}
-	return int(n), err
+	return m.e.HoldCount(ctx, m.name, m.owner)
 }
 
 // ForceUnlock deletes the fair lock named name whoever holds it, wakes the

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/internal/locktest"
 )
 
 func TestWaitersAreGrantedInArrivalOrder(t *testing.T) {
@@ -242,52 +243,21 @@ func TestLiveWaiterKeepsItsPlaceForTenWaiterTimeouts(t *testing.T) {
 
 func TestCancelledLocksLeaveTheQueueEmpty(t *testing.T) {
 	e := setup(t)
-	const name = "fair:cancel"
-	var (
-		wg        sync.WaitGroup
-		cancelled atomic.Int64
-		granted   atomic.Int64
-		inside    atomic.Int32
-	)
-	const goroutines, each = 10, 100 // 1,000 Lock calls
-	for g := range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := rand.New(rand.NewPCG(uint64(g), 7))
-			m := New(e.C, name, WithWaiterTimeout(time.Minute))
-			for range each {
-				ctx, cancel := context.WithTimeout(bg(), time.Duration(r.IntN(3000))*time.Microsecond)
-				stop := func() bool { return false }
-				if r.IntN(4) == 0 {
-					// Cancel from another goroutine at a random point.
-					stop = time.AfterFunc(time.Duration(r.IntN(2000))*time.Microsecond, cancel).Stop
-				}
-				err := m.Lock(ctx)
-				stop()
-				cancel()
-				switch {
-				case err == nil:
-					if !inside.CompareAndSwap(0, 1) {
-						t.Error("overlap")
-					}
-					granted.Add(1)
-					inside.Store(0)
-					if err := m.Unlock(bg()); err != nil {
-						t.Error(err)
-					}
-				case err == context.Canceled || err == context.DeadlineExceeded:
-					cancelled.Add(1)
-				default:
-					t.Error(err)
-				}
+	var inside atomic.Int32
+	granted, cancelled := locktest.CancelStorm(t, 10, 100, func(*rand.Rand) locktest.Acquirer { // 1,000 Lock calls
+		m := New(e.C, "fair:cancel", WithWaiterTimeout(time.Minute))
+		return func(ctx context.Context) (func() error, error) {
+			if err := m.Lock(ctx); err != nil {
+				return nil, err
 			}
-		}()
-	}
-	wg.Wait()
-	t.Logf("granted %d, cancelled %d", granted.Load(), cancelled.Load())
-	assert.Greater(t, cancelled.Load(), int64(100))
-	assert.Greater(t, granted.Load(), int64(10))
+			if !inside.CompareAndSwap(0, 1) {
+				t.Error("overlap")
+			}
+			return func() error { inside.Store(0); return m.Unlock(bg()) }, nil
+		}
+	})
+	assert.Greater(t, cancelled, int64(100))
+	assert.Greater(t, granted, int64(10))
 	// The waiter timeout is a minute: only leaving explains an empty queue.
 	e.WaitEmpty(t)
 	en := eng(e.C)

@@ -272,47 +272,16 @@ func TestWriterPreferenceStopsReaderStarvation(t *testing.T) {
 
 func TestCancelledWaitersLeaveNothingBehind(t *testing.T) {
 	e := setup(t)
-	const name = "rw:cancel"
-	var wg sync.WaitGroup
-	var granted, cancelled atomic.Int64
-	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := rand.New(rand.NewPCG(uint64(g), 3))
-			rw := New(e.C, name, WithWriterPreference(), WithWaiterTimeout(time.Minute))
-			for range 60 {
-				ctx, cancel := context.WithTimeout(bg(), time.Duration(r.IntN(3000))*time.Microsecond)
-				write := r.IntN(2) == 0
-				var err error
-				if write {
-					err = rw.Lock(ctx)
-				} else {
-					err = rw.RLock(ctx)
-				}
-				cancel()
-				switch {
-				case err == nil:
-					granted.Add(1)
-					if write {
-						err = rw.Unlock(bg())
-					} else {
-						err = rw.RUnlock(bg())
-					}
-					if err != nil {
-						t.Error(err)
-					}
-				case err == context.Canceled || err == context.DeadlineExceeded:
-					cancelled.Add(1)
-				default:
-					t.Error(err)
-				}
+	_, cancelled := locktest.CancelStorm(t, 8, 60, func(r *rand.Rand) locktest.Acquirer {
+		rw := New(e.C, "rw:cancel", WithWriterPreference(), WithWaiterTimeout(time.Minute))
+		return func(ctx context.Context) (func() error, error) {
+			if r.IntN(2) == 0 {
+				return func() error { return rw.Unlock(bg()) }, rw.Lock(ctx)
 			}
-		}()
-	}
-	wg.Wait()
-	t.Logf("granted %d, cancelled %d", granted.Load(), cancelled.Load())
-	assert.Greater(t, cancelled.Load(), int64(20))
+			return func() error { return rw.RUnlock(bg()) }, rw.RLock(ctx)
+		}
+	})
+	assert.Greater(t, cancelled, int64(20))
 	// Writer claims last a minute: only withdrawing them explains this.
 	e.WaitEmpty(t)
 	assert.Zero(t, eng(e.C).Watchdog.Len())

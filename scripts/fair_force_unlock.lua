@@ -7,12 +7,9 @@
 --
 -- Reply: 1 when a lock was deleted, 0 when there was none. A key of another
 -- type is left alone and reported as an error.
-local kind = redis.call('type', KEYS[1])['ok']
-if kind == 'none' then
-  return 0
-end
-if kind ~= 'hash' then
-  return redis.error_reply('WRONGTYPE key is a ' .. kind .. ', not a lock')
+local early = unless_hash(KEYS[1])
+if early then
+  return early
 end
 local token = tonumber(redis.call('hget', KEYS[1], 'redisync:token') or '0')
 redis.call('del', KEYS[1])

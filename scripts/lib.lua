@@ -45,6 +45,20 @@ local function expire_at_least(key, ms)
   end
 end
 
+-- For operator scripts (force unlock): the reply to give at once when key
+-- holds no lock — 0 when absent, an error when it is not a hash — or nil
+-- when it is a hash to act on.
+local function unless_hash(key)
+  local kind = redis.call('type', key)['ok']
+  if kind == 'none' then
+    return 0
+  end
+  if kind ~= 'hash' then
+    return redis.error_reply('WRONGTYPE key is a ' .. kind .. ', not a lock')
+  end
+  return nil
+end
+
 -- Lock layout (rlock, fairlock): a hash with field <owner> = hold count and
 -- field "redisync:token" = the hold's fencing token.
 

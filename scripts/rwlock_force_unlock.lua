@@ -9,12 +9,9 @@
 --
 -- Reply: 1 when a lock was deleted, 0 when there was none. The read holds'
 -- timeout keys are left to expire: without the hash they hold nothing.
-local kind = redis.call('type', KEYS[1])['ok']
-if kind == 'none' then
-  return 0
-end
-if kind ~= 'hash' then
-  return redis.error_reply('WRONGTYPE key is a ' .. kind .. ', not a lock')
+local early = unless_hash(KEYS[1])
+if early then
+  return early
 end
 local token = redis.call('hget', KEYS[1], 'redisync:token')
 redis.call('del', KEYS[1])

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/internal/locktest"
 )
 
 func TestFiftyWorkersNeverExceedFivePermits(t *testing.T) {
@@ -216,35 +217,17 @@ func TestSetPermitsUpAndDown(t *testing.T) {
 func TestRandomCancellationsLeaveEveryPermitAvailable(t *testing.T) {
 	e := setup(t)
 	const capacity = 3
-	var wg sync.WaitGroup
-	var granted, cancelled atomic.Int64
-	for g := range 10 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := rand.New(rand.NewPCG(uint64(g), 5))
-			s := New(e.C, "sem:cancel", capacity, WithWaiterTimeout(time.Minute))
-			for range 100 { // 1,000 Acquire calls
-				ctx, cancel := context.WithTimeout(bg(), time.Duration(r.IntN(3000))*time.Microsecond)
-				p, err := s.Acquire(ctx, 1+r.IntN(capacity))
-				cancel()
-				switch {
-				case err == nil:
-					granted.Add(1)
-					if err := p.Release(bg()); err != nil {
-						t.Error(err)
-					}
-				case err == context.Canceled || err == context.DeadlineExceeded:
-					cancelled.Add(1)
-				default:
-					t.Error(err)
-				}
+	_, cancelled := locktest.CancelStorm(t, 10, 100, func(r *rand.Rand) locktest.Acquirer { // 1,000 Acquire calls
+		s := New(e.C, "sem:cancel", capacity, WithWaiterTimeout(time.Minute))
+		return func(ctx context.Context) (func() error, error) {
+			p, err := s.Acquire(ctx, 1+r.IntN(capacity))
+			if err != nil {
+				return nil, err
 			}
-		}()
-	}
-	wg.Wait()
-	t.Logf("granted %d, cancelled %d", granted.Load(), cancelled.Load())
-	assert.Greater(t, cancelled.Load(), int64(50))
+			return func() error { return p.Release(bg()) }, nil
+		}
+	})
+	assert.Greater(t, cancelled, int64(50))
 	s := New(e.C, "sem:cancel", capacity)
 	avail, err := s.Available(bg())
 	require.NoError(t, err)

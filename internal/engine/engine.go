@@ -141,3 +141,13 @@ const CompensateTimeout = 2 * time.Second
 func Background(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), CompensateTimeout)
 }
+
+// HoldCount reads an owner's hold count: the integer in field of the hash
+// key, 0 when either is absent.
+func (e *Engine) HoldCount(ctx context.Context, key, field string) (int, error) {
+	n, err := e.RC.Do(ctx, e.RC.B().Hget().Key(key).Field(field).Build()).AsInt64()
+	if rueidis.IsRedisNil(err) {
+		return 0, nil
+	}
+	return int(n), err
+}

@@ -6,7 +6,10 @@ package locktest
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -172,3 +175,52 @@ func Eventually(t *testing.T, within time.Duration, cond func() bool, msg string
 
 // Bg is context.Background.
 func Bg() context.Context { return context.Background() }
+
+// Acquirer is one attempt of a cancellation storm: it acquires under ctx and
+// returns how to release what it got (nil with an error).
+type Acquirer func(ctx context.Context) (release func() error, err error)
+
+// CancelStorm runs goroutines × each acquisitions, each under a random
+// deadline of up to 3 ms and, one in four, cancelled at a random moment
+// before that. newWorker builds one goroutine's acquirer (its own handle)
+// from its random source. Granted acquisitions are released at once. Any
+// error other than the context's own (compared with ==, as Lock returns
+// ctx.Err() unwrapped) fails the test. It returns how many acquisitions
+// were granted and how many were cancelled.
+func CancelStorm(t *testing.T, goroutines, each int, newWorker func(r *rand.Rand) Acquirer) (granted, cancelled int64) {
+	t.Helper()
+	var g, c atomic.Int64
+	var wg sync.WaitGroup
+	for i := range goroutines {
+		r := rand.New(rand.NewPCG(uint64(i), 7))
+		acquire := newWorker(r)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Duration(r.IntN(3000))*time.Microsecond)
+				stop := func() bool { return false }
+				if r.IntN(4) == 0 {
+					stop = time.AfterFunc(time.Duration(r.IntN(2000))*time.Microsecond, cancel).Stop
+				}
+				release, err := acquire(ctx)
+				stop()
+				cancel()
+				switch {
+				case err == nil:
+					g.Add(1)
+					if err := release(); err != nil {
+						t.Error(err)
+					}
+				case err == context.Canceled || err == context.DeadlineExceeded:
+					c.Add(1)
+				default:
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("granted %d, cancelled %d", g.Load(), c.Load())
+	return g.Load(), c.Load()
+}
