@@ -321,3 +321,25 @@ func TestEverySubcommandHasHelpAndOneLineErrors(t *testing.T) {
 		assert.NotContains(t, r.stderr, "goroutine", "%v", args)
 	}
 }
+
+func TestConnectionFlags(t *testing.T) {
+	e := locktest.Setup(t)
+	// Not a Cluster: --cluster refuses it.
+	r := cli(t, e, "", "inspect", "--cluster", "x")
+	assert.Equal(t, exitError, r.code)
+	assert.Contains(t, r.stderr, "not a Redis Cluster")
+
+	// A password from --password or $REDIS_PASSWORD overrides the URL's.
+	e.Do(t, "CONFIG", "SET", "requirepass", "s3cret")
+	t.Cleanup(func() { e.Do(t, "CONFIG", "SET", "requirepass", "") })
+	r = cli(t, e, "", "inspect", "x")
+	assert.Equal(t, exitError, r.code, "no password, yet connected")
+	assert.Equal(t, 1, strings.Count(strings.TrimSpace(r.stderr), "\n")+1, r.stderr)
+	r = cli(t, e, "", "inspect", "--password", "s3cret", "x")
+	assert.Equal(t, 0, r.code, r.stderr)
+	cmd := command(e, "inspect", "x")
+	cmd.Env = append(cmd.Env, "REDIS_PASSWORD=s3cret")
+	assert.NoError(t, cmd.Run())
+	r = cli(t, e, "", "inspect", "--redis", "redis://:s3cret@"+e.Srv.Addr(), "x")
+	assert.Equal(t, 0, r.code, r.stderr)
+}
