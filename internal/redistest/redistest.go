@@ -2,7 +2,9 @@
 // loopback ports, one temp dir each, ready when they answer PING, stopped by
 // t.Cleanup. Servers run without persistence, so Restart is an amnesic
 // restart (the data is gone), and with the DEBUG command enabled for local
-// connections. Fault controls: Kill, Restart, Pause and Resume.
+// connections. Fault controls: Kill, Restart, Pause and Resume. StartCluster
+// forms a Redis Cluster (with redis-cli --cluster create) and StartSentinel a
+// master, a replica and Sentinels.
 package redistest
 
 import (
@@ -33,6 +35,10 @@ type Server struct {
 	t    testing.TB
 	dir  string
 	port int
+	// extra arguments after the defaults (cluster mode, replicaof); for a
+	// Sentinel, sentinel is true and extra is the config file's lines.
+	extra    []string
+	sentinel bool
 
 	mu     sync.Mutex
 	proc   *os.Process // nil when not running
@@ -48,6 +54,12 @@ func Start(t testing.TB) *Server {
 // StartN starts n independent servers.
 func StartN(t testing.TB, n int) []*Server {
 	t.Helper()
+	return startWith(t, n, func(int, *Server) {})
+}
+
+// startWith starts n servers, letting setup set each one's arguments.
+func startWith(t testing.TB, n int, setup func(i int, s *Server)) []*Server {
+	t.Helper()
 	if _, err := exec.LookPath(Binary); err != nil {
 		t.Fatalf("redistest: %s not found on PATH: install it (Debian/Ubuntu: sudo apt-get install -y redis-server; or run `make test`, which installs it)", Binary)
 	}
@@ -59,6 +71,7 @@ func StartN(t testing.TB, n int) []*Server {
 			if s.port, err = freePort(); err != nil {
 				continue
 			}
+			setup(i, s)
 			if err = s.launch(); err == nil {
 				break
 			}
@@ -130,7 +143,7 @@ func (s *Server) signal(sig syscall.Signal) {
 }
 
 func (s *Server) launch() error {
-	cmd := exec.Command(Binary,
+	args := []string{
 		"--port", strconv.Itoa(s.port),
 		"--bind", "127.0.0.1",
 		"--dir", s.dir,
@@ -138,8 +151,22 @@ func (s *Server) launch() error {
 		"--appendonly", "no",
 		"--enable-debug-command", "local",
 		"--daemonize", "no",
-		"--logfile", s.dir+"/redis.log",
-	)
+		"--logfile", s.dir + "/redis.log",
+	}
+	args = append(args, s.extra...)
+	if s.sentinel {
+		// A Sentinel rewrites its config file, so it needs one of its own.
+		conf := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nlogfile %s/redis.log\n%s\n",
+			s.port, s.dir, s.dir, strings.Join(s.extra, "\n"))
+		path := s.dir + "/sentinel.conf"
+		if _, err := os.Stat(path); err != nil {
+			if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+				return err
+			}
+		}
+		args = []string{path, "--sentinel"}
+	}
+	cmd := exec.Command(Binary, args...)
 	if err := cmd.Start(); err != nil {
 		return err
 	}
