@@ -88,10 +88,12 @@ func startWith(t testing.TB, n int, setup func(i int, s *Server)) []*Server {
 // Addr returns "127.0.0.1:port".
 func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
 
-// Client returns a rueidis client for this server, closed by t.Cleanup.
+// Client returns a rueidis client for this server alone (also when it is a
+// Cluster node: commands go to this node, never redirected), closed by
+// t.Cleanup.
 func (s *Server) Client(t testing.TB) rueidis.Client {
 	t.Helper()
-	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{s.Addr()}, DisableCache: true})
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{s.Addr()}, DisableCache: true, ForceSingleClient: true})
 	if err != nil {
 		t.Fatalf("redistest: connect to %s: %v", s.Addr(), err)
 	}
