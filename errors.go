@@ -21,4 +21,8 @@ var (
 	// ErrNonReentrant is returned by Lock and TryLock of a non-reentrant
 	// handle that already holds its lock.
 	ErrNonReentrant = errs.ErrNonReentrant
+	// ErrNotReplicated is returned (wrapped, with the count) when a write was
+	// not acknowledged by the replicas WaitReplicas asks for; an acquisition
+	// is then rolled back.
+	ErrNotReplicated = errs.ErrNotReplicated
 )

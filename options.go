@@ -26,6 +26,7 @@ type options struct {
 	maxPoll         time.Duration
 	logger          *slog.Logger
 	observer        Observer
+	replication     Replication
 }
 
 func defaultOptions() options {
@@ -62,6 +63,7 @@ func (o *options) validate() {
 	if o.watchdogTimeout < minWatchdogTimeout {
 		panic(fmt.Sprintf("redisync: watchdog timeout %v is below the minimum %v", o.watchdogTimeout, minWatchdogTimeout))
 	}
+	o.replication.validate()
 	if o.maxPoll < MinDuration {
 		panic(fmt.Sprintf("redisync: max poll %v is below the minimum %v", o.maxPoll, MinDuration))
 	}

@@ -28,6 +28,10 @@ type Config struct {
 	MaxPoll         time.Duration
 	Logger          *slog.Logger // nil: no logging
 	Observer        obs.Observer // nil: no events
+	// WaitReplicas > 0: every write waits (WAIT, same connection) for that
+	// many replicas, for at most WaitTimeout.
+	WaitReplicas int
+	WaitTimeout  time.Duration
 }
 
 // Engine is the shared state behind one redisync.Client.
@@ -62,6 +66,10 @@ func New(rc rueidis.Client, cfg Config) *Engine {
 	}
 	if e.Cluster {
 		e.Publish = "spublish"
+	}
+	if cfg.WaitReplicas > 0 {
+		e.RC = &replicated{Client: rc, n: int64(cfg.WaitReplicas), timeout: cfg.WaitTimeout}
+		rc = e.RC
 	}
 	e.Hub = wakeup.New(rc, e.Cluster, min(cfg.MaxPoll, 100*time.Millisecond), cfg.Logger)
 	e.Watchdog = watchdog.New(errs.LostOnClose)

@@ -22,3 +22,8 @@ var (
 // LostOnClose is the loss reported to holds when their Client is closed: it
 // matches both ErrLockLost and ErrClosed.
 var LostOnClose = errors.Join(ErrLockLost, ErrClosed)
+
+// ErrNotReplicated: a write was not acknowledged by the replicas the
+// Client's replication policy asks for (and, for an acquisition, was
+// rolled back).
+var ErrNotReplicated = errors.New("redisync: not acknowledged by enough replicas")

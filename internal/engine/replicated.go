@@ -1,0 +1,83 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/redisync/redisync/internal/errs"
+)
+
+// replicated wraps the rueidis client of a Client whose policy is to wait
+// for replicas: every script (EVAL, EVALSHA: all of redisync's writes) is
+// sent together with a WAIT in one DoMulti. WAIT counts the replicas that
+// acknowledged the writes of its own connection, and rueidis sends a batch
+// holding a blocking command (WAIT) on one dedicated connection, so the
+// count is about this very write. (WAIT sent alone would go to another
+// connection and report on nothing.) A write acknowledged by fewer than n
+// replicas fails with ErrNotReplicated: it happened on the master, so an
+// acquisition is then undone by the caller's compensation.
+type replicated struct {
+	rueidis.Client
+	n       int64
+	timeout time.Duration
+}
+
+func isScript(cmd rueidis.Completed) bool {
+	c := cmd.Commands()
+	return len(c) > 0 && (strings.EqualFold(c[0], "EVALSHA") || strings.EqualFold(c[0], "EVAL"))
+}
+
+func (r *replicated) wait() rueidis.Completed {
+	return r.B().Wait().Numreplicas(r.n).Timeout(r.timeout.Milliseconds()).Build()
+}
+
+// acked turns WAIT's reply into nil or the error every write of the batch
+// reports.
+func (r *replicated) acked(res rueidis.RedisResult) error {
+	n, err := res.AsInt64()
+	if err != nil {
+		return fmt.Errorf("%w: WAIT: %v", errs.ErrNotReplicated, err)
+	}
+	if n < r.n {
+		return fmt.Errorf("%w: %d of %d replicas within %v", errs.ErrNotReplicated, n, r.n, r.timeout)
+	}
+	return nil
+}
+
+func (r *replicated) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	if !isScript(cmd) {
+		return r.Client.Do(ctx, cmd)
+	}
+	res := r.Client.DoMulti(ctx, cmd, r.wait())
+	if res[0].Error() != nil {
+		return res[0] // NOSCRIPT (the caller retries with EVAL) or another error
+	}
+	if err := r.acked(res[1]); err != nil {
+		return rueidis.NewErrorResult(err)
+	}
+	return res[0]
+}
+
+func (r *replicated) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
+	scripts := false
+	for _, c := range cmds {
+		scripts = scripts || isScript(c)
+	}
+	if !scripts {
+		return r.Client.DoMulti(ctx, cmds...)
+	}
+	res := r.Client.DoMulti(ctx, append(cmds, r.wait())...)
+	out, last := res[:len(cmds)], res[len(cmds)]
+	if err := r.acked(last); err != nil {
+		for i, c := range cmds {
+			if isScript(c) && out[i].Error() == nil {
+				out[i] = rueidis.NewErrorResult(err)
+			}
+		}
+	}
+	return out
+}
