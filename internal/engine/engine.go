@@ -49,6 +49,10 @@ type Engine struct {
 	// SemRenewer renews semaphore permits.
 	SemRenewer *BatchRenewer
 
+	// Ext holds per-Client state of lock packages (redlock's view of this
+	// node), keyed by a package's own key type.
+	Ext sync.Map
+
 	seq       atomic.Uint64
 	closed    chan struct{}
 	closeOnce sync.Once

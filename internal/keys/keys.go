@@ -26,6 +26,7 @@ const (
 	SemQueuePrefix      = "redisync_sem_queue"
 	SemHeartbeatPrefix  = "redisync_sem_heartbeat"
 	SemChannelPrefix    = "redisync_sem_channel"
+	RedlockTokenPrefix  = "redisync_redlock_token"
 )
 
 // HashTag returns the effective hash tag of key and whether it has one.

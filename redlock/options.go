@@ -1,0 +1,64 @@
+package redlock
+
+import (
+	"fmt"
+	"time"
+)
+
+// Option configures a Mutex.
+type Option func(*options)
+
+type options struct {
+	lease                    time.Duration // 0: watchdog mode
+	nodeTimeout              time.Duration
+	retryMin, retryMax       time.Duration
+	quarantine               time.Duration
+	leaseSet, nodeTimeoutSet bool
+	retrySet, quarantineSet  bool
+}
+
+// WithLease gives every hold a fixed lease d: no renewal; the hold ends at
+// its validity (d minus the acquisition time and drift) unless unlocked
+// before. New panics if d is below 10 ms. Default: watchdog mode — the
+// first client's watchdog timeout, renewed every third on a majority.
+func WithLease(d time.Duration) Option {
+	return func(o *options) { o.lease, o.leaseSet = d, true }
+}
+
+// WithNodeTimeout bounds each node's answer in an acquisition, so a slow
+// or dead node costs at most d of the validity. New panics if d is below
+// 1 ms or not below the lease. Default: a twentieth of the lease, at most
+// 250 ms.
+func WithNodeTimeout(d time.Duration) Option {
+	return func(o *options) { o.nodeTimeout, o.nodeTimeoutSet = d, true }
+}
+
+// WithRetryDelay sets the random wait between two attempts of Lock, drawn
+// uniformly from [lo, hi] so that contenders fall out of step. New panics
+// unless 0 < lo <= hi. Default: 20 ms to 120 ms.
+func WithRetryDelay(lo, hi time.Duration) Option {
+	return func(o *options) { o.retryMin, o.retryMax, o.retrySet = lo, hi, true }
+}
+
+// WithRestartQuarantine sets how long a node that restarted (its run_id
+// changed) stays out of quorums: it must cover the longest lease any client
+// of the name may hold. New panics if d is negative. Default: the longest
+// of this Mutex's lease and every client's watchdog timeout.
+func WithRestartQuarantine(d time.Duration) Option {
+	return func(o *options) { o.quarantine, o.quarantineSet = d, true }
+}
+
+func (o *options) validate(lease time.Duration) {
+	if o.leaseSet && o.lease < 10*time.Millisecond {
+		panic(fmt.Sprintf("redlock: lease %v is below the minimum 10ms", o.lease))
+	}
+	if o.nodeTimeoutSet && (o.nodeTimeout < time.Millisecond || o.nodeTimeout >= lease) {
+		panic(fmt.Sprintf("redlock: node timeout %v must be at least 1ms and below the lease %v", o.nodeTimeout, lease))
+	}
+	if o.retrySet && (o.retryMin <= 0 || o.retryMax < o.retryMin) {
+		panic(fmt.Sprintf("redlock: retry delay [%v, %v] must satisfy 0 < lo <= hi", o.retryMin, o.retryMax))
+	}
+	if o.quarantineSet && o.quarantine < 0 {
+		panic("redlock: negative restart quarantine")
+	}
+}

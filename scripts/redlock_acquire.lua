@@ -1,0 +1,23 @@
+-- redlock_acquire: phase 1 of a Redlock acquisition on one node. Runs with
+-- lib.lua prepended.
+--
+-- KEYS[1]  lock key (string: the owner id), PX = lease
+-- KEYS[2]  the node's fencing counter (string), see redlock_fence.lua
+-- ARGV[1]  owner id
+-- ARGV[2]  lease in ms
+--
+-- Reply: {granted, value, run_id}. granted is 1 when the key was free (or
+-- already this owner's: a repeated attempt), and value is then the node's
+-- hybrid-logical-clock reading max(counter, server TIME in µs); when busy,
+-- granted is 0 and value the holder's PTTL. run_id identifies the server
+-- process, so the client can tell that a node restarted (and lost its keys).
+local run_id = string.match(redis.call('info', 'server'), 'run_id:(%w+)') or ''
+local ok = redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
+if not ok then
+  if redis.call('get', KEYS[1]) ~= ARGV[1] then
+    return {0, redis.call('pttl', KEYS[1]), run_id}
+  end
+  redis.call('pexpire', KEYS[1], ARGV[2])
+end
+local value = math.max(tonumber(redis.call('get', KEYS[2]) or '0'), now_us())
+return {1, value, run_id}
