@@ -1,0 +1,85 @@
+// Package redlock is the Redlock algorithm over N independent Redis
+// masters, as published, with the parts that published versions leave out:
+// a validity check, release on every node, fencing tokens that are
+// monotonic across different majorities, lease renewal with a loss signal,
+// and a restarted node kept out of quorums.
+//
+//	mu := redlock.New([]*redisync.Client{c1, c2, c3, c4, c5}, "payments:batch")
+//	if err := mu.Lock(ctx); err != nil { ... }  // *QuorumError when nodes fail
+//	defer mu.Unlock(context.WithoutCancel(ctx))
+//
+// Read this first: a Redlock is not a correctness guarantee. It assumes
+// bounded network delay, bounded process pauses and bounded clock drift; a
+// holder that pauses past its validity, or a node whose clock jumps, can
+// break mutual exclusion (Kleppmann 2016). Use the fencing token at the
+// resource. If one Redis server (with Sentinel) is enough for your
+// availability needs, rlock with fencing is simpler and faster.
+//
+// # The algorithm
+//
+// One attempt, with the monotonic clock started before the first send:
+//
+//  1. Phase 1 on every node in parallel, each bounded by the node timeout
+//     (WithNodeTimeout: a twentieth of the lease, at most 250 ms):
+//     redlock_acquire.lua does SET name owner NX PX lease and replies with
+//     the node's clock reading max(counter, TIME in µs) and its run_id.
+//     Stragglers are cancelled, and every node's goroutine is awaited.
+//  2. Success needs a quorum (N/2+1) of grants from nodes not in restart
+//     quarantine, and a positive validity = lease − elapsed − drift (drift
+//     = 1% of the lease + 2 ms). A client paused between the sends and
+//     reading the replies finds its validity spent and fails.
+//  3. Phase 2 (fencing): the token is one above the highest reading among
+//     the granting nodes; redlock_fence.lua raises each granting node's
+//     counter to it while the node still holds this owner's key. It must
+//     succeed on a quorum within the validity.
+//  4. On any failure the lock is released on every node — also where the
+//     answer was lost, since a node may have granted without us seeing it
+//     — and Lock retries after a random delay (WithRetryDelay, 20–120 ms).
+//     Lock does not use pub/sub: it polls.
+//
+// The watchdog of the first Client renews a hold on every node every third
+// of the lease (owner-checked PEXPIRE, never re-creating a key). The hold is
+// lost — Done closes, Err matches redisync.ErrLockLost — as soon as so many
+// nodes report it gone that a quorum cannot confirm it, or when no quorum
+// confirms it before the validity would run out.
+//
+// # Fencing tokens across majorities
+//
+// Taking the maximum of independent per-node counters is not monotonic: a
+// later holder whose majority never saw the earlier token can get a smaller
+// one. Phase 2 fixes it: any two successful grants' fencing quorums and
+// phase-1 quorums intersect in some node k, where the earlier grant's
+// phase-2 write happened while it held k's key, and the later grant's
+// phase-1 read after that key was gone; so the later reading on k, and its
+// token, exceed the earlier token. The counters live in
+// redisync_redlock_token:{name} on each node for a day after the last
+// grant; the server clock (in the reading) covers a counter that was lost,
+// provided the nodes' clocks differ by less than the time between grants.
+// A rapid state-machine model (model_test.go: interleaved attempts, client
+// pauses, expiry, lost replies, amnesic restarts) checks both mutual
+// exclusion and token monotonicity, and finds regressions when phase 2 is
+// removed.
+//
+// # Restarted nodes
+//
+// A node that restarts without persistence forgets its keys and could lend
+// its vote to a second holder while the first still relies on it. Each
+// Client remembers its server's run_id (from phase 1's reply); when it
+// changes, that node sits out quorums for the restart quarantine
+// (WithRestartQuarantine; default: the longest of the lease and the
+// clients' watchdog timeouts), after which every lease granted before the
+// restart has ended — the "delayed restart" of the Redlock article,
+// enforced by the client. It needs the Client to have seen the node before
+// the restart; a process that first meets a node after it restarted cannot
+// tell, so run Redis with persistence (appendfsync always) or restart nodes
+// only after the longest lease.
+//
+// # Errors
+//
+// Busy (the lock is held elsewhere) is (false, nil) from TryLock, and
+// ctx.Err() from Lock when ctx ends. When nodes fail, restart quarantine or
+// a spent validity prevents a quorum, TryLock returns a *QuorumError
+// (granted, required, each node's error, with Unwrap() []error so that
+// errors.Is sees ErrNodeRestarted, network errors, and the context error),
+// and so does Lock if its ctx ends after such an attempt.
+package redlock
