@@ -14,9 +14,10 @@ demo:
 bench: redis-server
 	go test -run '^$$' -bench . -benchmem . ./rlock ./semaphore ./multilock
 
-# Installs Debian's redis-server when it is missing (needs root, as on CI).
+# Installs Debian's redis-server and redis-tools (redis-cli forms the test
+# Cluster) when missing (needs root, as on CI).
 redis-server:
-	@command -v redis-server >/dev/null 2>&1 || { \
-		if [ "$$(id -u)" -ne 0 ]; then echo "redis-server is missing: run 'sudo apt-get install -y redis-server'"; exit 1; fi; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }
+	@{ command -v redis-server && command -v redis-cli; } >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" -ne 0 ]; then echo "redis-server or redis-cli is missing: run 'sudo apt-get install -y redis-server redis-tools'"; exit 1; fi; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools >/dev/null; }
 	@redis-server --version
