@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/internal/redistest"
 	"github.com/redisync/redisync/scripts"
 )
 
@@ -381,4 +382,26 @@ func TestTTLReportsTheRemainingLease(t *testing.T) {
 	require.NoError(t, err)
 	assert.InDelta(t, float64(10*time.Second), float64(d), float64(time.Second))
 	require.NoError(t, m.Unlock(bg()))
+}
+
+func TestSubscriptionLingersForAReturningWaiter(t *testing.T) {
+	e := setup(t)
+	const name = "mutex:linger"
+	holder, waiter := New(e.C, name), New(e.C, name)
+	wait := func() {
+		t.Helper()
+		require.NoError(t, holder.Lock(bg()))
+		got := make(chan error, 1)
+		go func() { got <- waiter.Lock(bg()) }()
+		e.WaitSubscribed(t, "redisson_lock__channel:{"+name+"}")
+		require.NoError(t, holder.Unlock(bg()))
+		require.NoError(t, <-got)
+		require.NoError(t, waiter.Unlock(bg()))
+	}
+	wait()
+	subscribes := redistest.CommandCalls(t, e.RC, "subscribe")
+	wait() // within wakeup.Linger: the same subscription serves
+	assert.Equal(t, subscribes, redistest.CommandCalls(t, e.RC, "subscribe"), "a returning waiter subscribed again")
+	// After the linger, the subscription is dropped.
+	eventually(t, 3*time.Second, func() bool { return eng(e.C).Hub.Channels() == 0 }, "lingering subscription dropped")
 }

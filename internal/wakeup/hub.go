@@ -7,7 +7,10 @@
 //
 //   - The first waiter on a channel starts a receiver goroutine that runs
 //     rueidis's Receive (SUBSCRIBE, or SSUBSCRIBE on a Cluster). Later waiters
-//     share it; the last one to leave stops it and UNSUBSCRIBEs.
+//     share it. When the last one leaves, the subscription lingers for
+//     Linger, so that a waiter coming back soon (a worker that locks again
+//     and again) finds it ready instead of paying a new SUBSCRIBE and missing
+//     the releases sent meanwhile; then the receiver stops and UNSUBSCRIBEs.
 //   - Ready closes when the server confirms the subscription, so a waiter can
 //     retry once it can no longer miss a release.
 //   - A message "0" wakes one local waiter (the oldest not yet woken); any
@@ -26,6 +29,9 @@ import (
 
 	"github.com/redis/rueidis"
 )
+
+// Linger is how long a subscription outlives its last waiter.
+const Linger = time.Second
 
 // Hub multiplexes channel subscriptions for one rueidis client.
 type Hub struct {
@@ -58,6 +64,7 @@ type channel struct {
 	confirmed bool
 	stop      context.CancelFunc
 	done      chan struct{} // closed when the receiver goroutine has exited
+	linger    *time.Timer   // set while the channel has no waiter and lingers
 }
 
 // Waiter is one local waiter's membership of a channel.
@@ -89,6 +96,10 @@ func (h *Hub) Join(name string) *Waiter {
 		}
 		if ch == nil {
 			ch = h.start(name)
+		}
+		if ch.linger != nil {
+			ch.linger.Stop() // if it fires anyway, it finds a waiter and does nothing
+			ch.linger = nil
 		}
 		w := &Waiter{hub: h, ch: ch, signal: make(chan struct{}, 1)}
 		ch.waiters = append(ch.waiters, w)
@@ -130,10 +141,21 @@ func (w *Waiter) Leave(unused bool) {
 	if unused {
 		wakeOne(ch)
 	}
-	if len(ch.waiters) == 0 {
-		ch.stop()
-		ch.stop = nil // marks "shutting down" for Join
+	if len(ch.waiters) == 0 && ch.linger == nil {
+		ch.linger = time.AfterFunc(Linger, func() { h.expire(ch) })
 	}
+}
+
+// expire stops a channel that lingered without a waiter.
+func (h *Hub) expire(ch *channel) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed || len(ch.waiters) > 0 || ch.stop == nil || ch.linger == nil {
+		return
+	}
+	ch.linger = nil
+	ch.stop()
+	ch.stop = nil // marks "shutting down" for Join
 }
 
 // Close stops every receiver and waits for them. Waiters still joined are
@@ -143,6 +165,9 @@ func (h *Hub) Close() {
 	h.closed = true
 	for _, ch := range h.channels {
 		wakeAll(ch)
+		if ch.linger != nil {
+			ch.linger.Stop()
+		}
 	}
 	h.mu.Unlock()
 	h.cancel()

@@ -1,0 +1,109 @@
+// Command bench measures redisync against the physical limit of the Redis
+// server and against the Go lock libraries people use instead, in one run,
+// on servers it starts itself. Every figure is reported as a ratio to
+// something measured in the same run; absolute times on a shared machine
+// are noise.
+//
+//	cd bench && go run .          # the full run (a few minutes)
+//	cd bench && go run . -quick   # a one-minute subset (what CI runs)
+//
+// It prints a markdown table to stdout and writes results.json and
+// chart.svg (the README embeds the chart).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/redisync/redisync/internal/redistest"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == childFlag {
+		os.Exit(child(os.Args[2:]))
+	}
+	quick := flag.Bool("quick", false, "a one-minute subset (fewer sizes, shorter runs)")
+	out := flag.String("out", ".", "directory for results.json and chart.svg")
+	flag.Parse()
+	if err := run(*quick, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(quick bool, outDir string) error {
+	started := time.Now()
+	servers := make([]*redistest.Server, 6) // 0: the main server; 1-5: Redlock nodes
+	for i := range servers {
+		s, err := redistest.StartMain()
+		if err != nil {
+			return err
+		}
+		defer s.Kill()
+		servers[i] = s
+	}
+	r := &runner{quick: quick, addr: servers[0].Addr(), log: os.Stderr}
+	for _, s := range servers[1:] {
+		r.nodes = append(r.nodes, s.Addr())
+	}
+	r.report.Meta = meta(r, quick)
+	progress := func(name string, f func() error) error {
+		fmt.Fprintf(os.Stderr, "== %s\n", name)
+		t := time.Now()
+		err := f()
+		fmt.Fprintf(os.Stderr, "   (%v)\n", time.Since(t).Round(time.Second))
+		return err
+	}
+	steps := []struct {
+		name string
+		f    func() error
+	}{
+		{"reference points: rtt and the limit", r.references},
+		{"1. uncontended latency", r.uncontended},
+		{"2. throughput on distinct keys", r.throughput},
+		{"3. one hot key", r.hotKey},
+		{"4. hand-off latency", r.handoff},
+		{"5. watchdog scale", r.watchdogScale},
+		{"6. Redlock", r.redlock},
+		{"7. fairness", r.fairness},
+	}
+	for _, s := range steps {
+		if err := progress(s.name, s.f); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+	}
+	r.report.Meta.Seconds = time.Since(started).Seconds()
+	fmt.Print(r.report.markdown())
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(outDir, "results.json"), r.report.json(), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(outDir, "chart.svg"), []byte(r.report.svg()), 0o644)
+}
+
+func meta(r *runner, quick bool) Meta {
+	version := "unknown"
+	if out, err := redisVersion(r.addr); err == nil {
+		version = out
+	}
+	cpu := "unknown"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "model name") {
+				_, cpu, _ = strings.Cut(line, ": ")
+				break
+			}
+		}
+	}
+	return Meta{
+		Date: time.Now().UTC().Format("2006-01-02"), Cores: runtime.NumCPU(), CPU: cpu,
+		Redis: version, Go: runtime.Version(), Quick: quick,
+	}
+}
