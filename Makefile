@@ -1,5 +1,5 @@
 # Tests run against real redis-server processes (internal/redistest).
-.PHONY: test demo bench redis-server
+.PHONY: test demo bench compare compare-quick redis-server
 
 # The root module, then the redisyncotel module (its own go.mod, so the core
 # keeps no OpenTelemetry dependency).
@@ -13,6 +13,15 @@ demo:
 
 bench: redis-server
 	go test -run '^$$' -bench . -benchmem . ./rlock ./semaphore ./multilock
+
+# The side-by-side benchmark against the peers (bench/ module): the full run
+# rewrites bench/results.json, bench/results.md and bench/chart.svg.
+compare: redis-server
+	cd bench && go run . -out . > results.md
+
+# Its one-minute subset, as CI runs it (output to a temporary directory).
+compare-quick: redis-server
+	cd bench && go run . -quick -out "$$(mktemp -d)" > /dev/null
 
 # Installs Debian's redis-server and redis-tools (redis-cli forms the test
 # Cluster) when missing (needs root, as on CI).

@@ -12,7 +12,9 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
+	"math"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -85,7 +87,36 @@ func run(quick bool, outDir string) error {
 	if err := os.WriteFile(filepath.Join(outDir, "results.json"), r.report.json(), 0o644); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(outDir, "chart.svg"), []byte(r.report.svg()), 0o644)
+	if err := os.WriteFile(filepath.Join(outDir, "chart.svg"), []byte(r.report.svg()), 0o644); err != nil {
+		return err
+	}
+	return validate(filepath.Join(outDir, "results.json"))
+}
+
+// validate reads the written results back: valid JSON, with results for
+// every scenario (what CI checks; the numbers themselves are not judged).
+func validate(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var rep Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return fmt.Errorf("results.json: %w", err)
+	}
+	for _, prefix := range []string{"reference", "1 ", "2 ", "3 ", "4 ", "5 ", "6 ", "7 "} {
+		found := false
+		for _, x := range rep.Results {
+			if strings.HasPrefix(x.Scenario, prefix) && !math.IsNaN(x.Value) && !math.IsInf(x.Value, 0) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return fmt.Errorf("results.json: no valid result for scenario %q", strings.TrimSpace(prefix))
+		}
+	}
+	return nil
 }
 
 func meta(r *runner, quick bool) Meta {

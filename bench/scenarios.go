@@ -375,6 +375,10 @@ func handoffs(events []event, crossOnly bool) []time.Duration {
 	return out
 }
 
+// handoffHold is how long a holder keeps the lock in the hand-off runs: long
+// enough that the others are already waiting when it releases.
+const handoffHold = 100 * time.Microsecond
+
 // 4. Hand-off latency with 1, 10 and 100 waiters in-process, and between
 // two processes: ratio of the p50 to the rtt.
 func (r *runner) handoff() error {
@@ -385,7 +389,7 @@ func (r *runner) handoff() error {
 	for _, c := range contenders() {
 		for _, w := range waiters {
 			err := r.withContender(c, func(newLocker func(string) locker) error {
-				events, err := handoffLoop(0, w+1, r.dur(), 0, newTurns(), newLocker)
+				events, err := handoffLoop(0, w+1, r.dur(), handoffHold, newTurns(), newLocker)
 				if err != nil {
 					return err
 				}
