@@ -14,8 +14,8 @@ package main
 import (
 	"encoding/json"
 	"flag"
-	"math"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
