@@ -13,6 +13,21 @@
 //		return writeWithToken(ctx, mu.Token())
 //	})
 //
+// The primitives:
+//
+//   - rlock: reentrant lock (Redisson's RLock layout);
+//   - fairlock: reentrant lock granted in arrival order;
+//   - rwlock: reentrant read-write lock (Redisson's RReadWriteLock layout);
+//   - semaphore: leased, identified permits;
+//   - multilock: all or nothing over any Lockers, deadlock-free;
+//   - redlock: quorum lock over independent masters.
+//
+// Every lock type implements Locker, so Do runs a function under any of
+// them. The Client also takes a replication policy (WithReplication:
+// WaitReplicas sends WAIT with each write on the same connection), an
+// Observer for metrics (the redisyncotel module adapts it to OpenTelemetry)
+// and a logger.
+//
 // # Ownership
 //
 // A handle (an *rlock.Mutex, ...) is one owner: it draws the owner id
