@@ -302,7 +302,7 @@ func TestUnlockForceAsksAndTakesTheLockAway(t *testing.T) {
 
 func TestEverySubcommandHasHelpAndOneLineErrors(t *testing.T) {
 	e := locktest.Setup(t)
-	for _, args := range [][]string{{"run", "--help"}, {"sem", "run", "--help"}, {"inspect", "--help"}, {"unlock", "--help"}, {"demo", "--help"}, {"--help"}} {
+	for _, args := range [][]string{{"run", "--help"}, {"sem", "run", "--help"}, {"inspect", "--help"}, {"unlock", "--help"}, {"demo", "--help"}, {"torture", "--help"}, {"--help"}} {
 		r := cli(t, e, "", args...)
 		assert.Equal(t, 0, r.code, "%v: %s", args, r.stderr)
 		assert.Contains(t, r.stdout, "usage: redisync", "%v", args)
@@ -342,4 +342,23 @@ func TestConnectionFlags(t *testing.T) {
 	assert.NoError(t, cmd.Run())
 	r = cli(t, e, "", "inspect", "--redis", "redis://:s3cret@"+e.Srv.Addr(), "x")
 	assert.Equal(t, 0, r.code, r.stderr)
+}
+
+func TestTortureRunsAndPrintsTheTable(t *testing.T) {
+	e := locktest.Setup(t)
+	report := filepath.Join(t.TempDir(), "report.json")
+	r := cli(t, e, "", "torture", "--scenario", "pubsub-kill", "--duration", "1s", "--lease", "300ms", "--json", report)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "scenario")
+	assert.Contains(t, r.stdout, "pubsub-kill")
+	assert.Contains(t, r.stdout, "ok")
+	b, err := os.ReadFile(report)
+	require.NoError(t, err)
+	var reps []map[string]any
+	require.NoError(t, json.Unmarshal(b, &reps))
+	require.Len(t, reps, 1)
+	assert.Positive(t, reps[0]["grants"])
+	r = cli(t, e, "", "torture", "--scenario", "nope")
+	assert.Equal(t, exitError, r.code)
+	assert.Contains(t, r.stderr, "unknown scenario")
 }

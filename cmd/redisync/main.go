@@ -6,6 +6,7 @@
 //	redisync inspect [--json] NAME
 //	redisync unlock --force [--yes] NAME
 //	redisync demo [--workers N] [--locks K] [--duration D]
+//	redisync torture [--scenario S] [--duration D] [--seed N] [--json F] [--events F]
 //
 // run holds a lock while CMD runs and exits with CMD's status; sem run does
 // the same with semaphore permits. inspect shows holders, leases, tokens and
@@ -34,6 +35,7 @@ commands:
   unlock    force-unlock a lock whose holder is gone (--force)
   demo      workers contend for a few locks; prints acquisitions, hand-offs,
             wait percentiles and a fencing-token check
+  torture   the fault harness: workload, nemesis, fenced resource, oracles
 
 run 'redisync <command> --help' for a command's flags
 `
@@ -58,6 +60,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return inspectCmd(args[1:], stdout, stderr)
 	case "unlock":
 		return unlockCmd(args[1:], stdout, stderr)
+	case "torture":
+		return tortureCmd(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

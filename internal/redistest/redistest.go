@@ -118,15 +118,22 @@ func (s *Server) Kill() {
 // persists, so the new server starts empty (with an empty script cache).
 func (s *Server) Restart() {
 	s.t.Helper()
+	if err := s.RestartMain(); err != nil {
+		s.t.Fatalf("redistest: %v", err)
+	}
+}
+
+// RestartMain is Restart for a server from StartMain (no test to fail).
+func (s *Server) RestartMain() error {
 	s.Kill()
 	var err error
 	for range 50 { // the old socket may linger for a moment
 		if err = s.launch(); err == nil {
-			return
+			return nil
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	s.t.Fatalf("redistest: restart on port %d: %v", s.port, err)
+	return fmt.Errorf("restart on port %d: %v", s.port, err)
 }
 
 // Pause stops the process (SIGSTOP): connections stay open, nothing answers,
