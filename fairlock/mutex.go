@@ -98,7 +98,10 @@ func (m *Mutex) Owner() string { return m.owner }
 // It returns nil, ctx.Err() unwrapped when ctx ends, redisync.ErrClosed,
 // redisync.ErrNonReentrant, or an error from Redis. When it returns an
 // error the handle has left the queue (if that last round trip fails, its
-// place lapses after the waiter timeout) and holds nothing new.
+// place lapses after the waiter timeout) and holds nothing new: a Lock whose
+// last attempt is still in flight when ctx ends waits for its reply (one
+// round trip; at most engine.CompensateTimeout when the network is cut) so
+// that it can leave the queue after it.
 // Lock panics on a nil ctx.
 func (m *Mutex) Lock(ctx context.Context) error {
 	if err := m.check(ctx); err != nil {
@@ -106,6 +109,9 @@ func (m *Mutex) Lock(ctx context.Context) error {
 	}
 	err := m.e.Acquire(ctx, m.channel, m.observed(), m.attemptQueued)
 	if err != nil && err != redisync.ErrNonReentrant {
+		// An attempt cut short by ctx may still be joining the queue in
+		// Redis: let it finish (at most one reply, bounded), then leave.
+		m.hold.Quiesce()
 		m.leave(ctx)
 	}
 	return err

@@ -193,7 +193,10 @@ func (rw *RWMutex) check(ctx context.Context) error {
 
 // upgradeCheck refuses, without I/O, a write Lock by a handle that only
 // reads. (The script refuses it too, for owners shared by several handles.)
+// It first lets a cancelled read acquire finish its undo: until then the
+// owner's read field may still be there.
 func (rw *RWMutex) upgradeCheck() error {
+	rw.read.Quiesce()
 	if rw.read.Count() > 0 && rw.write.Count() == 0 {
 		return ErrUpgrade
 	}
@@ -201,6 +204,7 @@ func (rw *RWMutex) upgradeCheck() error {
 }
 
 func (rw *RWMutex) attemptRead(ctx context.Context) (bool, time.Duration, error) {
+	rw.write.Quiesce() // a cancelled write acquire's undo finishes first
 	return rw.read.Attempt(ctx, func(ctx context.Context) (scripts.Acquired, error) {
 		return scripts.RWReadAcquire(ctx, rw.e.RC, &rw.keys, rw.leaseMs, rw.nonReentrant)
 	})

@@ -25,9 +25,11 @@ Redis (keys, renewals, subscriptions), no call outliving its deadline; and
 reports hand-off latency. It prints a table, optionally writes a JSON report
 and a JSONL event log, and exits 1 if a NEVER result was violated.
 
-Scenarios: `+strings.Join(torture.Scenarios, ", ")+`, or all.
-Servers are started (redis-server must be on PATH) unless given; the restart
-scenario needs the harness's own lock server.`, stdout, stderr)
+Scenarios: `+strings.Join(torture.Scenarios, ", ")+`, or all (every one but
+partition, which can crash the process: rueidis v1.0.79 panics on some
+stalled-then-healed connections, an open finding).
+Servers are started (redis-server must be on PATH) unless given; restart and
+server-pause need the harness's own lock server.`, stdout, stderr)
 	lockAddr := fs.String("lock-addr", "", "host:port of the Redis the locks live on (default: start one)")
 	resAddr := fs.String("resource-addr", "", "host:port of the Redis holding the protected counters (default: start one)")
 	scenario := fs.String("scenario", "all", "the fault to inject (see above)")
@@ -47,7 +49,12 @@ scenario needs the harness's own lock server.`, stdout, stderr)
 	}
 	scenarios := []string{*scenario}
 	if *scenario == "all" {
-		scenarios = torture.Scenarios
+		scenarios = nil
+		for _, sc := range torture.Scenarios {
+			if sc != "partition" {
+				scenarios = append(scenarios, sc)
+			}
+		}
 	}
 	var events io.Writer
 	if *eventsOut != "" {

@@ -54,6 +54,7 @@ type Engine struct {
 	Ext sync.Map
 
 	seq       atomic.Uint64
+	tasks     sync.WaitGroup // background work the Client owns (Settle)
 	closed    chan struct{}
 	closeOnce sync.Once
 }
@@ -125,6 +126,7 @@ func (e *Engine) Close() {
 		close(e.closed)
 		e.Watchdog.Close()
 		e.Hub.Close()
+		e.tasks.Wait()
 	})
 }
 
@@ -162,4 +164,43 @@ func (e *Engine) HoldCount(ctx context.Context, key, field string) (int, error) 
 		return 0, nil
 	}
 	return int(n), err
+}
+
+// Go runs f as a task the Client owns: Close waits for it. Tasks do
+// bounded cleanup (undoing a grant nobody wants) that a caller whose ctx
+// ended should not wait for.
+func (e *Engine) Go(f func()) {
+	e.tasks.Add(1)
+	go func() {
+		defer e.tasks.Done()
+		f()
+	}()
+}
+
+// Settle runs call, an acquisition that must not be abandoned in flight (a
+// command given up may still run after the undo sent on another connection,
+// and leave an orphan), with a context that ctx's end does not cancel,
+// bounded by CompensateTimeout. It returns call's result and true — unless
+// ctx ends first (a slow or cut network): then it returns false at once and
+// hands the result, when it comes, to settle, which runs as a task the
+// Client owns (Close waits for it) and undoes whatever call did.
+func Settle[T any](e *Engine, ctx context.Context, call func(context.Context) T, settle func(T)) (T, bool) {
+	if ctx.Done() == nil {
+		return call(ctx), true
+	}
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CompensateTimeout)
+	replied := make(chan T, 1)
+	go func() { replied <- call(actx) }() // awaited below, or by the task
+	select {
+	case out := <-replied:
+		cancel()
+		return out, true
+	case <-ctx.Done():
+	}
+	e.Go(func() {
+		defer cancel()
+		settle(<-replied)
+	})
+	var zero T
+	return zero, false
 }

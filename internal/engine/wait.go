@@ -38,7 +38,7 @@ func (e *Engine) Acquire(ctx context.Context, channel string, target obs.Target,
 	if err != nil || ok {
 		return err
 	}
-	w := e.Hub.Join(channel)
+	w := e.Hub.Join(ctx, channel)
 	unused := false
 	defer func() { w.Leave(unused) }()
 

@@ -99,8 +99,18 @@ type AcquireAllFunc func(ctx context.Context) (granted []scripts.Acquired, busy 
 func AttemptAll(ctx context.Context, holds []*Hold, acquire AcquireAllFunc) (bool, time.Duration, error) {
 	for _, h := range holds {
 		h.op.Lock()
-		defer h.op.Unlock()
 	}
+	unlockOps := func() {
+		for _, h := range holds {
+			h.op.Unlock()
+		}
+	}
+	handedOff := false
+	defer func() {
+		if !handedOff {
+			unlockOps()
+		}
+	}()
 	e := holds[0].cfg.Engine
 	if e.IsClosed() {
 		return false, 0, errs.ErrClosed
@@ -119,18 +129,40 @@ func AttemptAll(ctx context.Context, holds []*Hold, acquire AcquireAllFunc) (boo
 			h.compensate(ctx, before[i])
 		}
 	}
-	// The acquire is not cancelled with ctx: a command abandoned in flight
-	// may still run after a compensating release sent on another connection,
-	// and leave an orphan hold. Waiting for its reply (one round trip) tells
-	// us exactly what to undo.
-	actx := ctx
-	if ctx.Done() != nil {
-		var cancel context.CancelFunc
-		actx, cancel = context.WithTimeout(context.WithoutCancel(ctx), engine.CompensateTimeout)
-		defer cancel()
+	// undoLater gives the undo to a Client task, which keeps the handle's
+	// operations waiting until it is done: the caller returns at once even
+	// when the network swallows the release's reply.
+	undoLater := func() {
+		handedOff = true
+		e.Go(func() {
+			defer unlockOps()
+			undo()
+		})
+	}
+	// The acquire is never abandoned in flight (see engine.Settle): its
+	// reply tells exactly what to undo. If ctx ends first, Lock returns at
+	// once and the Client's task awaits the reply, undoes a grant, and only
+	// then frees the handle for its next operation.
+	type outcome struct {
+		res  []scripts.Acquired
+		busy scripts.Acquired
+		err  error
 	}
 	sent := time.Now()
-	res, busy, err := acquire(actx)
+	out, ok := engine.Settle(e, ctx, func(actx context.Context) outcome {
+		res, busy, err := acquire(actx)
+		return outcome{res, busy, err}
+	}, func(out outcome) {
+		defer unlockOps()
+		if out.res != nil || (out.err != nil && !scripts.IsReply(out.err)) {
+			undo() // granted, or no reply: the release acts only on what this acquire did
+		}
+	})
+	if !ok {
+		handedOff = true
+		return false, 0, ctx.Err()
+	}
+	res, busy, err := out.res, out.busy, out.err
 	if err != nil {
 		if errors.Is(err, scripts.ErrNonReentrant) {
 			return false, 0, errs.ErrNonReentrant
@@ -138,7 +170,7 @@ func AttemptAll(ctx context.Context, holds []*Hold, acquire AcquireAllFunc) (boo
 		if !scripts.IsReply(err) {
 			// No reply: the script may have run. Undo grants we cannot see;
 			// if even that fails, the holds have no renewal and expire.
-			undo()
+			undoLater()
 		}
 		if ctx.Err() != nil {
 			return false, 0, ctx.Err()
@@ -153,12 +185,12 @@ func AttemptAll(ctx context.Context, holds []*Hold, acquire AcquireAllFunc) (boo
 	}
 	if ctx.Err() != nil {
 		// Granted, but the caller has gone: give it back.
-		undo()
+		undoLater()
 		return false, 0, ctx.Err()
 	}
 	for i, h := range holds {
 		if err := h.granted(res[i], sent); err != nil {
-			undo()
+			undoLater()
 			return false, 0, err
 		}
 	}
@@ -298,6 +330,14 @@ func (h *Hold) cleanUpLost(ctx context.Context) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.err
+}
+
+// Quiesce waits until no operation of this hold is in progress, including
+// the undo of a cancelled acquire that a Client task is finishing (a
+// handle's other hold, such as rwlock's other side, may depend on it).
+func (h *Hold) Quiesce() {
+	h.op.Lock()
+	h.op.Unlock() //nolint:staticcheck // an empty critical section: waiting is the point
 }
 
 // Count is the hold count as this handle last saw it in Redis.

@@ -42,8 +42,11 @@ import (
 	"github.com/redisync/redisync/rlock"
 )
 
-// Scenarios the nemesis knows (reference/reliability.md §9).
-var Scenarios = []string{"none", "holder-pause", "key-delete", "script-flush", "pubsub-kill", "restart", "cancel"}
+// Scenarios the nemesis knows (reference/reliability.md §9): holder-pause
+// S1, reply-loss S4, partition S5, restart S10, server-pause S11,
+// script-flush S15, key-delete S16, cancel S17, pubsub-kill S24.
+var Scenarios = []string{"none", "holder-pause", "key-delete", "script-flush", "pubsub-kill", "restart", "cancel",
+	"partition", "reply-loss", "server-pause"}
 
 // Config is one run.
 type Config struct {
@@ -170,8 +173,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer stop()
 	clients := make([]*redisync.Client, cfg.Workers)
 	rcs := make([]rueidis.Client, cfg.Workers)
+	run.proxies = make([]*proxy, cfg.Workers)
 	for i := range clients {
-		rcs[i], err = rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{cfg.LockAddr}, DisableCache: true})
+		// Each worker reaches the lock server through a proxy of its own,
+		// so that a network fault can hit one worker alone.
+		px, err := newProxy(cfg.LockAddr)
+		if err != nil {
+			return nil, err
+		}
+		defer px.close()
+		run.proxies[i] = px
+		rcs[i], err = rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{px.addr()}, DisableCache: true, ForceSingleClient: true})
 		if err != nil {
 			return nil, err
 		}
@@ -215,17 +227,18 @@ func server(addr *string) (*redistest.Server, error) {
 }
 
 type runState struct {
-	cfg    Config
-	start  time.Time
-	res    resource
-	names  []string
-	mu     sync.Mutex
-	holds  []hold
-	faults int
-	errors int
-	hangs  int
-	events io.Writer
-	paused bool // the nemesis asks the next holder to pause (holder-pause)
+	cfg     Config
+	start   time.Time
+	res     resource
+	names   []string
+	mu      sync.Mutex
+	holds   []hold
+	faults  int
+	errors  int
+	hangs   int
+	events  io.Writer
+	paused  bool // the nemesis asks the next holder to pause (holder-pause)
+	proxies []*proxy
 	// hits are the faults that took locks away (key deleted, server
 	// restarted), by time; name "" hits every name.
 	hits []hit
@@ -374,6 +387,41 @@ func (r *runState) nemesis(ctx context.Context, admin rueidis.Client, lockSrv *r
 			_ = admin.Do(ctx, admin.B().ScriptFlush().Build()).Error()
 		case "pubsub-kill":
 			_ = admin.Do(ctx, admin.B().ClientKill().TypePubsub().Build()).Error()
+		case "partition", "reply-loss":
+			// One worker loses its network (both ways, or only the replies)
+			// for longer than a lease (partition) or a moment (reply-loss).
+			w := rng.IntN(len(r.proxies))
+			mode, d := blackhole, r.cfg.Lease+r.cfg.Lease/2
+			if r.cfg.Scenario == "reply-loss" {
+				mode, d = dropReplies, 200*time.Millisecond
+			}
+			fault["worker"] = w
+			r.proxies[w].set(mode)
+			select {
+			case <-ctx.Done():
+			case <-time.After(d):
+			}
+			if mode == dropReplies {
+				r.proxies[w].reset()
+			} else {
+				r.proxies[w].set(pass)
+			}
+		case "server-pause":
+			if lockSrv == nil {
+				return // not ours to pause
+			}
+			// The server stops for longer than a lease: every hold expires
+			// at resume (the server's clock ran on).
+			at := r.now()
+			lockSrv.Pause()
+			select {
+			case <-ctx.Done():
+			case <-time.After(r.cfg.Lease + r.cfg.Lease/2):
+			}
+			lockSrv.Resume()
+			r.mu.Lock()
+			r.hits = append(r.hits, hit{at: at, name: ""}, hit{at: r.now(), name: ""})
+			r.mu.Unlock()
 		case "restart":
 			if lockSrv == nil {
 				return // not ours to restart

@@ -76,22 +76,31 @@ type Waiter struct {
 }
 
 // Join adds a waiter to channel name, subscribing if it is the first.
-// Call Leave when done. After Close, Join returns a waiter that is never
-// ready and never woken (the caller's poll bound still applies).
-func (h *Hub) Join(name string) *Waiter {
+// Call Leave when done. After Close, or if ctx ends while Join waits for an
+// old subscription of the channel to finish, Join returns a waiter that is
+// never ready and never woken (the caller's poll bound and ctx still apply).
+func (h *Hub) Join(ctx context.Context, name string) *Waiter {
+	inert := func() *Waiter {
+		return &Waiter{hub: h, ch: &channel{ready: make(chan struct{})}, signal: make(chan struct{}, 1), left: true}
+	}
 	for {
 		h.mu.Lock()
 		if h.closed {
 			h.mu.Unlock()
-			return &Waiter{hub: h, ch: &channel{ready: make(chan struct{})}, signal: make(chan struct{}, 1), left: true}
+			return inert()
 		}
 		ch := h.channels[name]
 		if ch != nil && ch.stop == nil {
 			// The last waiter left and the receiver is shutting down: wait for
-			// its UNSUBSCRIBE so it cannot cancel our new SUBSCRIBE.
+			// its UNSUBSCRIBE so it cannot cancel our new SUBSCRIBE — but not
+			// past ctx (a cut network can hold the UNSUBSCRIBE for a while).
 			done := ch.done
 			h.mu.Unlock()
-			<-done
+			select {
+			case <-done:
+			case <-ctx.Done():
+				return inert()
+			}
 			continue
 		}
 		if ch == nil {

@@ -1,0 +1,114 @@
+package torture
+
+import (
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Modes of a proxy.
+const (
+	pass        = iota // forward both ways
+	blackhole          // forward nothing, keep the connections open (a partition)
+	dropReplies        // forward requests, swallow replies (answers lost after the server acted)
+)
+
+// proxy is a TCP proxy between one worker and the lock server, through which
+// the nemesis cuts the network for that worker alone.
+type proxy struct {
+	ln     net.Listener
+	target string
+	mode   atomic.Int32
+
+	mu    sync.Mutex
+	conns []net.Conn
+	wg    sync.WaitGroup
+}
+
+func newProxy(target string) (*proxy, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &proxy{ln: ln, target: target}
+	p.wg.Add(1)
+	go p.accept()
+	return p, nil
+}
+
+func (p *proxy) addr() string { return p.ln.Addr().String() }
+
+func (p *proxy) set(mode int) { p.mode.Store(int32(mode)) }
+
+func (p *proxy) accept() {
+	defer p.wg.Done()
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		s, err := net.Dial("tcp", p.target)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns = append(p.conns, c, s)
+		p.mu.Unlock()
+		p.wg.Add(2)
+		go p.pipe(s, c, false)
+		go p.pipe(c, s, true)
+	}
+}
+
+// pipe copies from src to dst, dropping what the mode says; reply is the
+// server-to-client direction.
+func (p *proxy) pipe(dst, src net.Conn, reply bool) {
+	defer p.wg.Done()
+	defer dst.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		// A partition delays bytes, it does not lose them: stop reading (the
+		// kernel buffers fill, the sender stalls) until it heals.
+		for p.mode.Load() == blackhole {
+			time.Sleep(2 * time.Millisecond)
+		}
+		n, err := src.Read(buf)
+		if n > 0 {
+			m := p.mode.Load()
+			if m == pass || (m == dropReplies && !reply) {
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					return
+				}
+			}
+		}
+		if err != nil {
+			return // EOF or a reset: dst is closed by the defer
+		}
+	}
+}
+
+// reset closes every connection open now (the client sees them break and
+// reconnects), and forwards again. After dropReplies, a reset is what keeps
+// the byte streams whole: TCP never loses part of a stream and goes on.
+func (p *proxy) reset() {
+	p.mu.Lock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+	p.mu.Unlock()
+	p.set(pass)
+}
+
+// close stops the proxy and waits for its goroutines.
+func (p *proxy) close() {
+	p.ln.Close()
+	p.mu.Lock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+}
