@@ -56,7 +56,8 @@ func New(rc rueidis.Client, opts ...Option) *Client {
 func (c *Client) ID() string { return c.e.ID }
 
 // Close stops renewals and subscriptions and waits for every goroutine the
-// Client started. Holds still renewed are reported lost (Done closes, Err
+// Client started, including the tasks that give back grants whose callers
+// had gone (each bounded by a couple of seconds). Holds still renewed are reported lost (Done closes, Err
 // matches ErrLockLost and ErrClosed) and expire in Redis within their lease;
 // waiters in Lock return ErrClosed. Close does not release locks: Unlock
 // first. It is idempotent and always returns nil.

@@ -46,9 +46,11 @@
 // expiry, restarts without persistence and script flushes, as long as the
 // server clock does not step back by more than the gap between two grants.
 //
-// A cancelled Lock returns ctx.Err() unwrapped. An acquire already sent is
-// waited for (one round trip) and given back if granted, so nothing is left
-// behind.
+// A cancelled Lock returns ctx.Err() unwrapped, at its deadline. An acquire
+// already sent is never abandoned: its reply says whether it was granted,
+// and a grant nobody wants is given back with an owner-checked release — by
+// the caller when the reply is in, or by a Client task when ctx ends first
+// (Client.Close waits for those tasks). Nothing is left behind.
 //
 // The layout is Redisson's: a Redisson RLock on the same name and a Mutex
 // exclude each other and wake each other's waiters.
