@@ -59,12 +59,16 @@ type Config struct {
 	Lease        time.Duration // the Clients' watchdog timeout
 	Hold         time.Duration // longest critical section
 	Seed         uint64
-	Events       io.Writer // JSONL of every hold and fault (nil: none)
+	Events       io.Writer     // JSONL of every hold and fault (nil: none)
+	HangAfter    time.Duration // a call returning this long after its deadline is a hang (default 100 ms)
 }
 
 func (c *Config) defaults() error {
 	if c.Scenario == "" {
 		c.Scenario = "none"
+	}
+	if c.HangAfter <= 0 {
+		c.HangAfter = 100 * time.Millisecond
 	}
 	if !slices.Contains(Scenarios, c.Scenario) {
 		return fmt.Errorf("unknown scenario %q (one of %v)", c.Scenario, Scenarios)
@@ -249,10 +253,15 @@ type hit struct {
 	name string
 }
 
+// interferenceSlack widens a hold's window backwards when matching faults:
+// its Enter is taken after Lock returned, and on a loaded machine the worker
+// may run a few milliseconds after the grant, while the fault already hit it.
+const interferenceSlack = 100 * time.Millisecond
+
 // interfered reports whether a fault took h's lock away during h.
 func (r *runState) interfered(h hold) bool {
 	for _, x := range r.hits {
-		if (x.name == "" || x.name == h.Name) && x.at >= h.Enter && x.at <= h.Exit {
+		if (x.name == "" || x.name == h.Name) && x.at >= h.Enter-interferenceSlack && x.at <= h.Exit {
 			return true
 		}
 	}
@@ -299,7 +308,7 @@ func (r *runState) worker(ctx context.Context, w int, c *redisync.Client) {
 		actx, cancel := context.WithTimeout(ctx, timeout)
 		called := time.Now()
 		err := m.Lock(actx)
-		if late := time.Since(called) - timeout; err != nil && late > 100*time.Millisecond {
+		if late := time.Since(called) - timeout; err != nil && late > r.cfg.HangAfter {
 			r.mu.Lock()
 			r.hangs++
 			r.mu.Unlock()
@@ -378,10 +387,11 @@ func (r *runState) nemesis(ctx context.Context, admin rueidis.Client, lockSrv *r
 			r.mu.Unlock()
 		case "key-delete":
 			name := r.names[rng.IntN(len(r.names))]
+			at := r.now()
 			_ = admin.Do(ctx, admin.B().Del().Key(name).Build()).Error()
 			fault["name"] = name
 			r.mu.Lock()
-			r.hits = append(r.hits, hit{at: r.now(), name: name})
+			r.hits = append(r.hits, hit{at: at, name: name}, hit{at: r.now(), name: name})
 			r.mu.Unlock()
 		case "script-flush":
 			_ = admin.Do(ctx, admin.B().ScriptFlush().Build()).Error()

@@ -32,6 +32,7 @@ func TestNeverClassesHoldUnderEveryScenario(t *testing.T) {
 				LockAddr: lock.Addr(), ResourceAddr: resource.Addr(),
 				Scenario: sc, Workers: 6, Names: 2, Duration: 3 * time.Second,
 				Lease: time.Second, Hold: 5 * time.Millisecond, Seed: 1,
+				HangAfter: 500 * time.Millisecond, // CI machines stall; 100 ms by hand
 			}
 			if sc == "restart" || sc == "server-pause" {
 				cfg.LockAddr = "" // the harness restarts or pauses its own server
