@@ -172,7 +172,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		_ = resRC.Do(ctx, resRC.B().Del().Key("fenced:"+names[i], "plain:"+names[i]).Build()).Error()
 	}
 
-	run := &runState{cfg: cfg, start: time.Now(), res: res, names: names, events: cfg.Events}
+	run := &runState{cfg: cfg, start: time.Now(), res: res, names: names, prefix: prefix, events: cfg.Events}
 	wctx, stop := context.WithTimeout(ctx, cfg.Duration)
 	defer stop()
 	clients := make([]*redisync.Client, cfg.Workers)
@@ -235,6 +235,7 @@ type runState struct {
 	start   time.Time
 	res     resource
 	names   []string
+	prefix  string // of every name of this run
 	mu      sync.Mutex
 	holds   []hold
 	faults  int
@@ -529,9 +530,11 @@ func (r *runState) check(ctx context.Context, admin rueidis.Client, clients []*r
 			rep.Leaks = append(rep.Leaks, fmt.Sprintf("%s left with PTTL %d", name, pttl))
 		}
 	}
-	numsub, err := admin.Do(ctx, admin.B().PubsubNumpat().Build()).AsInt64()
-	if err == nil && numsub > 0 {
-		rep.Leaks = append(rep.Leaks, fmt.Sprintf("%d pattern subscriptions", numsub))
+	// The workers' connections are still open here (closed when Run
+	// returns), so a channel still subscribed means the hub kept it.
+	channels, err := admin.Do(ctx, admin.B().PubsubChannels().Pattern("*"+r.prefix+"*").Build()).AsStrSlice()
+	if err == nil && len(channels) > 0 {
+		rep.Leaks = append(rep.Leaks, fmt.Sprintf("channels still subscribed: %v", channels))
 	}
 	return rep
 }
