@@ -65,12 +65,6 @@ func (d *deployment) do(t *testing.T, cmd, key string, args ...string) rueidis.R
 	return res
 }
 
-func (d *deployment) exists(t *testing.T, key string) bool {
-	n, err := d.do(t, "EXISTS", key).AsInt64()
-	require.NoError(t, err)
-	return n == 1
-}
-
 // keysByNode lists every key matching pattern on each node.
 func (d *deployment) keysByNode(t *testing.T, pattern string) [][]string {
 	t.Helper()

@@ -317,7 +317,8 @@ func TestBadInput(t *testing.T) {
 	assert.Panics(t, func() { New(e.C, "x", WithOwner("")) })
 	assert.Panics(t, func() { New(nil, "x") })
 	m := New(e.C, "x")
-	assert.Panics(t, func() { _ = m.Lock(nil) }) //nolint:staticcheck // the nil ctx is the point
+	//lint:ignore SA1012 the nil ctx is the point
+	assert.Panics(t, func() { _ = m.Lock(nil) })
 	assert.ErrorIs(t, m.Unlock(bg()), redisync.ErrNotHeld)
 	e.C.Close()
 	assert.True(t, errors.Is(m.Lock(bg()), redisync.ErrClosed))

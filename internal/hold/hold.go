@@ -337,7 +337,8 @@ func (h *Hold) cleanUpLost(ctx context.Context) error {
 // handle's other hold, such as rwlock's other side, may depend on it).
 func (h *Hold) Quiesce() {
 	h.op.Lock()
-	h.op.Unlock() //nolint:staticcheck // an empty critical section: waiting is the point
+	//lint:ignore SA2001 an empty critical section: waiting for the holder is the point
+	h.op.Unlock()
 }
 
 // Count is the hold count as this handle last saw it in Redis.

@@ -123,16 +123,15 @@ func (r *Report) Violations() []string {
 
 // hold is one grant as a worker saw it.
 type hold struct {
-	Kind     string        `json:"kind"` // "hold"
-	Name     string        `json:"name"`
-	Worker   int           `json:"worker"`
-	Token    uint64        `json:"token"`
-	Enter    time.Duration `json:"enter_ns"` // since the run started (monotonic)
-	Exit     time.Duration `json:"exit_ns"`
-	Paused   bool          `json:"paused"`
-	Lost     bool          `json:"lost"`  // the lock was lost during the hold (and the holder told)
-	Write    string        `json:"write"` // accepted, stale, conflict, error
-	lateGood bool          // its write was accepted after a later grant's write
+	Kind   string        `json:"kind"` // "hold"
+	Name   string        `json:"name"`
+	Worker int           `json:"worker"`
+	Token  uint64        `json:"token"`
+	Enter  time.Duration `json:"enter_ns"` // since the run started (monotonic)
+	Exit   time.Duration `json:"exit_ns"`
+	Paused bool          `json:"paused"`
+	Lost   bool          `json:"lost"`  // the lock was lost during the hold (and the holder told)
+	Write  string        `json:"write"` // accepted, stale, conflict, error
 }
 
 // Run runs the workload and the nemesis, then the oracles.
