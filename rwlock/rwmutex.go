@@ -111,7 +111,10 @@ func (rw *RWMutex) Owner() string { return rw.keys.Owner }
 // lock excludes every reader and every other writer. It nests when the
 // handle already holds it. It returns ErrUpgrade at once when the handle
 // holds read holds but not the write hold; otherwise errors are as
-// rlock.Mutex.Lock's. Lock panics on a nil ctx.
+// rlock.Mutex.Lock's. Under writer preference, a Lock that fails has
+// withdrawn its claim before it returns; when its last attempt is still in
+// flight as ctx ends, that waits for the attempt's reply (one round trip).
+// Lock panics on a nil ctx.
 func (rw *RWMutex) Lock(ctx context.Context) error {
 	if err := rw.check(ctx); err != nil {
 		return err
@@ -121,6 +124,11 @@ func (rw *RWMutex) Lock(ctx context.Context) error {
 	}
 	err := rw.e.Acquire(ctx, rw.keys.Channel, rw.observed("rwlock.write"), rw.attemptWrite(true))
 	if err != nil && rw.preferWriters {
+		// An attempt cut short by ctx may still be registering the claim in
+		// Redis: let it finish (one reply, bounded by
+		// engine.CompensateTimeout), then withdraw. Withdrawing first would
+		// leave the claim holding readers back for a whole waiter timeout.
+		rw.write.Quiesce()
 		rw.leave(ctx)
 	}
 	return err

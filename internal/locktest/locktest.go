@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -155,7 +156,39 @@ func (e *Env) WaitSubscribed(t *testing.T, channel string) {
 // linger for up to a second when the server clock lags the token).
 func (e *Env) WaitEmpty(t *testing.T) {
 	t.Helper()
-	Eventually(t, 3*time.Second, func() bool { return e.DBSize(t) == 0 }, "database empty")
+	deadline := time.Now().Add(3 * time.Second)
+	for e.DBSize(t) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within 3s: database empty; left: %s", e.Describe(t))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Describe lists every key with its type, remaining TTL and contents, for
+// failure messages.
+func (e *Env) Describe(t *testing.T) string {
+	t.Helper()
+	keys, err := e.Do(t, "KEYS", "*").AsStrSlice()
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, k := range keys {
+		typ, _ := e.Do(t, "TYPE", k).ToString()
+		pttl, _ := e.Do(t, "PTTL", k).AsInt64()
+		var val any
+		switch typ {
+		case "hash":
+			val, _ = e.Do(t, "HGETALL", k).AsStrMap()
+		case "zset":
+			val, _ = e.Do(t, "ZRANGE", k, "0", "-1", "WITHSCORES").ToAny()
+		case "string":
+			val, _ = e.Do(t, "GET", k).ToString()
+		}
+		fmt.Fprintf(&b, "\n  %s %s pttl=%dms %v", k, typ, pttl, val)
+	}
+	return b.String()
 }
 
 // Engine returns a Client's engine.
