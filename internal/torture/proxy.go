@@ -76,6 +76,13 @@ func (p *proxy) pipe(dst, src net.Conn, reply bool) {
 		}
 		n, err := src.Read(buf)
 		if n > 0 {
+			// Bytes read just before a partition began are held too, never
+			// dropped: a stream missing a piece in its middle is no fault a
+			// network can cause (TCP delivers all of it, in order, or breaks
+			// the connection).
+			for p.mode.Load() == blackhole {
+				time.Sleep(2 * time.Millisecond)
+			}
 			m := p.mode.Load()
 			if m == pass || (m == dropReplies && !reply) {
 				if _, werr := dst.Write(buf[:n]); werr != nil {
