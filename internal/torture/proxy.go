@@ -20,6 +20,7 @@ type proxy struct {
 	ln     net.Listener
 	target string
 	mode   atomic.Int32
+	closed atomic.Bool
 
 	mu    sync.Mutex
 	conns []net.Conn
@@ -71,18 +72,14 @@ func (p *proxy) pipe(dst, src net.Conn, reply bool) {
 	for {
 		// A partition delays bytes, it does not lose them: stop reading (the
 		// kernel buffers fill, the sender stalls) until it heals.
-		for p.mode.Load() == blackhole {
-			time.Sleep(2 * time.Millisecond)
-		}
+		p.holdWhilePartitioned()
 		n, err := src.Read(buf)
 		if n > 0 {
 			// Bytes read just before a partition began are held too, never
 			// dropped: a stream missing a piece in its middle is no fault a
 			// network can cause (TCP delivers all of it, in order, or breaks
 			// the connection).
-			for p.mode.Load() == blackhole {
-				time.Sleep(2 * time.Millisecond)
-			}
+			p.holdWhilePartitioned()
 			m := p.mode.Load()
 			if m == pass || (m == dropReplies && !reply) {
 				if _, werr := dst.Write(buf[:n]); werr != nil {
@@ -93,6 +90,14 @@ func (p *proxy) pipe(dst, src net.Conn, reply bool) {
 		if err != nil {
 			return // EOF or a reset: dst is closed by the defer
 		}
+	}
+}
+
+// holdWhilePartitioned waits while the proxy is a blackhole (and not
+// closing).
+func (p *proxy) holdWhilePartitioned() {
+	for p.mode.Load() == blackhole && !p.closed.Load() {
+		time.Sleep(2 * time.Millisecond)
 	}
 }
 
@@ -111,6 +116,7 @@ func (p *proxy) reset() {
 
 // close stops the proxy and waits for its goroutines.
 func (p *proxy) close() {
+	p.closed.Store(true)
 	p.ln.Close()
 	p.mu.Lock()
 	for _, c := range p.conns {

@@ -49,18 +49,20 @@ func (r resource) readFenced(ctx context.Context, name string) (int64, error) {
 	return v, err
 }
 
-func (r resource) writeFenced(ctx context.Context, name string, token uint64, owner string, read int64) (int, error) {
+// writeFenced tries the fenced read-modify-write; when accepted, ver is the
+// version it wrote (the resource's own order of accepted writes).
+func (r resource) writeFenced(ctx context.Context, name string, token uint64, owner string, read int64) (outcome int, ver int64, err error) {
 	n, err := fencedWrite.Exec(ctx, r.rc, []string{"fenced:" + name},
 		[]string{strconv.FormatUint(token, 10), owner, strconv.FormatInt(read, 10)}).AsInt64()
 	switch {
 	case err != nil:
-		return 0, err
+		return 0, 0, err
 	case n == -1:
-		return writeStale, nil
+		return writeStale, 0, nil
 	case n == -2:
-		return writeConflict, nil
+		return writeConflict, 0, nil
 	}
-	return writeAccepted, nil
+	return writeAccepted, n, nil
 }
 
 func (r resource) readPlain(ctx context.Context, name string) (int64, error) {

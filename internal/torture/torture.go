@@ -1,25 +1,35 @@
 // Package torture is the fault harness behind `redisync torture`: workers
-// take rlocks on a few names and, inside each hold, update a protected
-// resource on a separate, never-faulted Redis, while a nemesis injects one
-// class of fault on a seeded schedule. Oracles then check what a lease lock
-// can promise:
+// take locks of one primitive (rlock, fairlock, rwlock, semaphore,
+// multilock or redlock) on a few names and, inside each hold, update a
+// protected resource on a separate, never-faulted Redis, while a nemesis
+// injects one class of fault on a seeded schedule. Oracles then check what a
+// lease lock can promise:
 //
-//   - overlap: no two holds of one name overlap in time (monotonic clock,
-//     one process), except where a holder was paused past its lease, or had
-//     the lock taken away during the hold (its key deleted, an amnesic
-//     restart) — those overlaps are expected without fencing, and the fence
-//     must catch them;
+//   - overlap: no two holds of one name overlap in time (monotonic clock),
+//     beyond what the mode allows (readers share; at most Permits permit
+//     holds) — except where a holder was paused past its lease, had the lock
+//     taken away during the hold (its key deleted, an amnesic restart), or
+//     was told it lost the lock before the other hold began. Those overlaps
+//     are expected without fencing, and the fence must catch them;
 //   - fencing: the fenced counter rejects every stale write and loses no
-//     update (its version equals the writes it accepted), while the
-//     unfenced twin shows the damage overlaps do;
+//     update (its version equals the writes it accepted; accepted writes are
+//     in token order), while the unfenced twin shows the damage overlaps do;
+//   - all or nothing: a failed multilock leaves no component held; a second
+//     release of one hold is rejected;
+//   - FIFO (fairlock): a waiter that arrived well before another is granted
+//     first;
 //   - leaks: after the run and one lease, no lock key is left, none without
 //     expiry, no renewal registered, no subscription held;
-//   - liveness: hand-off latency, and calls that outlived their deadline.
+//   - liveness: hand-off latency, recovery after a holder crash, calls that
+//     outlived their deadline.
 //
-// Workers are goroutines, each with its own Client and rueidis connection
-// (a "process"); a holder pause is an in-process pause hook between the
-// acquire and the resource write (the process cannot see its ctx then, as in
-// a GC pause).
+// Workers are goroutines, each with its own Clients and rueidis connections
+// behind proxies of their own (a "process"): a holder pause is an
+// in-process pause between the resource read and write (the holder cannot
+// see its ctx then, as in a GC pause); a crash closes the worker's
+// connections with no clean-up at all, mid-hold or mid-wait. With
+// Config.Child, workers run as child processes instead (see child.go), and
+// pauses and crashes are SIGSTOP and SIGKILL.
 package torture
 
 import (
@@ -27,111 +37,151 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
 	"github.com/redis/rueidis"
 
-	"github.com/redisync/redisync"
-	"github.com/redisync/redisync/internal/engine"
 	"github.com/redisync/redisync/internal/redistest"
-	"github.com/redisync/redisync/internal/wakeup"
-	"github.com/redisync/redisync/rlock"
 )
 
 // Scenarios the nemesis knows (reference/reliability.md §9): holder-pause
 // S1, reply-loss S4, partition S5, restart S10, server-pause S11,
-// script-flush S15, key-delete S16, cancel S17, pubsub-kill S24.
+// script-flush S15, key-delete S16, cancel S17, pubsub-kill S24, crash
+// (S20–S22's crashed holders and waiters); for redlock also minority-down
+// S6 and split-brain S7 (key-delete on one node is S8).
 var Scenarios = []string{"none", "holder-pause", "key-delete", "script-flush", "pubsub-kill", "restart", "cancel",
-	"partition", "reply-loss", "server-pause"}
+	"partition", "reply-loss", "server-pause", "crash", "minority-down", "split-brain"}
+
+// redlockOnly are the scenarios that need several lock servers.
+var redlockOnly = []string{"minority-down", "split-brain"}
+
+// Applies reports whether scenario can run with primitive.
+func Applies(primitive, scenario string) bool {
+	return primitive == "redlock" || !slices.Contains(redlockOnly, scenario)
+}
 
 // Config is one run.
 type Config struct {
-	LockAddr     string        // the Redis the locks live on; "" starts one
+	Primitive    string        // one of Primitives ("" is rlock)
+	LockAddrs    []string      // the Redis server(s) the locks live on; none: started (five for redlock)
 	ResourceAddr string        // the protected resource's Redis; "" starts one
 	Scenario     string        // one of Scenarios
-	Workers      int           // concurrent workers (each its own Client)
+	Workers      int           // concurrent workers (each its own Clients)
 	Names        int           // lock names they share
+	Permits      int           // semaphore capacity (default 2)
 	Duration     time.Duration // how long the workload runs
 	Lease        time.Duration // the Clients' watchdog timeout
 	Hold         time.Duration // longest critical section
 	Seed         uint64
 	Events       io.Writer     // JSONL of every hold and fault (nil: none)
 	HangAfter    time.Duration // a call returning this long after its deadline is a hang (default 100 ms)
+	// Child, when set, runs each worker as a child process: the command
+	// (argv) starts one, and ChildMain must be what it runs.
+	Child []string
 }
 
 func (c *Config) defaults() error {
+	if c.Primitive == "" {
+		c.Primitive = "rlock"
+	}
 	if c.Scenario == "" {
 		c.Scenario = "none"
 	}
 	if c.HangAfter <= 0 {
 		c.HangAfter = 100 * time.Millisecond
 	}
-	if !slices.Contains(Scenarios, c.Scenario) {
-		return fmt.Errorf("unknown scenario %q (one of %v)", c.Scenario, Scenarios)
+	if c.Permits <= 0 {
+		c.Permits = 2
 	}
-	if c.Workers <= 0 || c.Names <= 0 || c.Duration <= 0 || c.Lease < 10*time.Millisecond || c.Hold < 0 {
+	switch {
+	case !slices.Contains(Primitives, c.Primitive):
+		return fmt.Errorf("unknown primitive %q (one of %v)", c.Primitive, Primitives)
+	case !slices.Contains(Scenarios, c.Scenario):
+		return fmt.Errorf("unknown scenario %q (one of %v)", c.Scenario, Scenarios)
+	case !Applies(c.Primitive, c.Scenario):
+		return fmt.Errorf("scenario %s needs several lock servers: redlock only", c.Scenario)
+	case c.Workers <= 0 || c.Names <= 0 || c.Duration <= 0 || c.Lease < 10*time.Millisecond || c.Hold < 0:
 		return fmt.Errorf("workers, names and duration must be positive, lease at least 10ms, hold not negative")
+	case c.Primitive == "multilock" && c.Names < 2:
+		return fmt.Errorf("multilock needs at least two names")
+	case c.Primitive == "redlock" && len(c.LockAddrs) != 0 && len(c.LockAddrs) < 3:
+		return fmt.Errorf("redlock needs at least three lock servers")
+	case c.Scenario == "split-brain" && len(c.LockAddrs) != 0 && len(c.LockAddrs) != 5:
+		return fmt.Errorf("split-brain needs five lock servers")
+	case c.Primitive != "redlock" && len(c.LockAddrs) > 1:
+		return fmt.Errorf("%s uses one lock server", c.Primitive)
 	}
 	return nil
 }
 
 // Report is what a run found. The NEVER fields must be zero.
 type Report struct {
-	Scenario         string   `json:"scenario"`
-	Seed             uint64   `json:"seed"`
-	Grants           int      `json:"grants"`
-	Faults           int      `json:"faults"`
-	Overlaps         int      `json:"overlaps"`          // all overlapping pairs
-	OverlapsUnpaused int      `json:"overlaps_unpaused"` // NEVER: overlaps with no holder paused past its lease
-	FencedAccepted   int      `json:"fenced_accepted"`
-	FencedStale      int64    `json:"fenced_stale_rejected"`
-	FencedConflicts  int64    `json:"fenced_conflicts"`
-	FencedLost       int64    `json:"fenced_lost_updates"`   // NEVER
-	StaleAccepted    int      `json:"stale_writes_accepted"` // NEVER: a paused holder's write accepted after a later grant wrote
-	PlainLost        int64    `json:"unfenced_lost_updates"`
-	Leaks            []string `json:"leaks"` // NEVER
-	Hangs            int      `json:"hangs"` // NEVER: calls that outlived their deadline by > 100 ms
-	HandoffP50       float64  `json:"handoff_p50_ms"`
-	HandoffP99       float64  `json:"handoff_p99_ms"`
-	Errors           int      `json:"errors"` // acquire or resource errors (faults cause some)
+	Primitive         string   `json:"primitive"`
+	Scenario          string   `json:"scenario"`
+	Seed              uint64   `json:"seed"`
+	Grants            int      `json:"grants"`
+	Faults            int      `json:"faults"`
+	Overlaps          int      `json:"overlaps"`           // overlapping pairs the mode forbids
+	OverlapsUnexcused int      `json:"overlaps_unexcused"` // NEVER: with no pause, no fault taking the lock, no loss told in time
+	MaxConcurrent     int      `json:"max_concurrent"`     // most holds of one name at once
+	FencedAccepted    int      `json:"fenced_accepted"`
+	FencedStale       int64    `json:"fenced_stale_rejected"`
+	FencedConflicts   int64    `json:"fenced_conflicts"`
+	FencedLost        int64    `json:"fenced_lost_updates"`   // NEVER
+	StaleAccepted     int      `json:"stale_writes_accepted"` // NEVER: an accepted write older (by token) than one accepted before it
+	PlainLost         int64    `json:"unfenced_lost_updates"`
+	PartialHolds      int      `json:"partial_holds"`            // NEVER: a failed multilock left a component held
+	DoubleReleases    int      `json:"double_releases_accepted"` // NEVER
+	FIFOInversions    int      `json:"fifo_inversions"`          // NEVER (fairlock)
+	Leaks             []string `json:"leaks"`                    // NEVER
+	Hangs             int      `json:"hangs"`                    // NEVER: calls that outlived their deadline
+	Timeouts          int      `json:"timeouts"`                 // Lock calls that used up a generous deadline
+	HandoffP50        float64  `json:"handoff_p50_ms"`
+	HandoffP99        float64  `json:"handoff_p99_ms"`
+	RecoveryMax       float64  `json:"recovery_max_ms"` // crash → next grant of the name, worst case
+	Errors            int      `json:"errors"`          // acquire or resource errors (faults cause some)
 }
 
 // Violations lists the NEVER results that did not hold.
 func (r *Report) Violations() []string {
 	var v []string
-	if r.OverlapsUnpaused > 0 {
-		v = append(v, fmt.Sprintf("%d overlaps without a paused holder", r.OverlapsUnpaused))
+	add := func(n int, what string) {
+		if n > 0 {
+			v = append(v, fmt.Sprintf("%d %s", n, what))
+		}
 	}
-	if r.FencedLost > 0 {
-		v = append(v, fmt.Sprintf("%d fenced updates lost", r.FencedLost))
-	}
-	if r.StaleAccepted > 0 {
-		v = append(v, fmt.Sprintf("%d stale writes accepted", r.StaleAccepted))
-	}
+	add(r.OverlapsUnexcused, "overlaps without a pause, a fault or a loss told in time")
+	add(int(r.FencedLost), "fenced updates lost")
+	add(r.StaleAccepted, "stale writes accepted")
+	add(r.PartialHolds, "partial holds after a failed multilock")
+	add(r.DoubleReleases, "double releases accepted")
+	add(r.FIFOInversions, "FIFO inversions")
+	add(r.Hangs, "calls outlived their deadline")
 	if len(r.Leaks) > 0 {
 		v = append(v, fmt.Sprintf("leaks: %v", r.Leaks))
-	}
-	if r.Hangs > 0 {
-		v = append(v, fmt.Sprintf("%d calls outlived their deadline", r.Hangs))
 	}
 	return v
 }
 
 // hold is one grant as a worker saw it.
 type hold struct {
-	Kind   string        `json:"kind"` // "hold"
-	Name   string        `json:"name"`
-	Worker int           `json:"worker"`
-	Token  uint64        `json:"token"`
-	Enter  time.Duration `json:"enter_ns"` // since the run started (monotonic)
-	Exit   time.Duration `json:"exit_ns"`
-	Paused bool          `json:"paused"`
-	Lost   bool          `json:"lost"`  // the lock was lost during the hold (and the holder told)
-	Write  string        `json:"write"` // accepted, stale, conflict, error
+	Kind    string        `json:"kind"` // "hold"
+	Names   []string      `json:"names"`
+	Tokens  []uint64      `json:"tokens"`
+	Mode    string        `json:"mode"`
+	Worker  int           `json:"worker"`
+	Owner   string        `json:"owner"`   // unique per grant: the fence's owner
+	Call    time.Duration `json:"call_ns"` // Lock called, since the run started (monotonic)
+	Enter   time.Duration `json:"enter_ns"`
+	Exit    time.Duration `json:"exit_ns"`
+	Paused  bool          `json:"paused,omitempty"`
+	Crashed bool          `json:"crashed,omitempty"`
+	LostAt  time.Duration `json:"lost_ns,omitempty"` // when the holder was told it lost the lock (0: not lost)
+	Wrote   bool          `json:"wrote,omitempty"`   // reached the resource writes
+	Write   []string      `json:"write,omitempty"`   // per name: accepted, stale, conflict, error
+	Vers    []int64       `json:"vers,omitempty"`    // per name: the version an accepted write made
 }
 
 // Run runs the workload and the nemesis, then the oracles.
@@ -139,110 +189,55 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	lockSrv, err := server(&cfg.LockAddr)
-	if err != nil {
+	run := &runState{cfg: cfg, start: time.Now(), events: cfg.Events}
+	defer run.teardown()
+	if err := run.setup(ctx); err != nil {
 		return nil, err
 	}
-	if lockSrv != nil {
-		defer lockSrv.Kill()
-	}
-	resSrv, err := server(&cfg.ResourceAddr)
-	if err != nil {
-		return nil, err
-	}
-	if resSrv != nil {
-		defer resSrv.Kill()
-	}
-	resRC, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{cfg.ResourceAddr}, DisableCache: true})
-	if err != nil {
-		return nil, err
-	}
-	defer resRC.Close()
-	admin, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{cfg.LockAddr}, DisableCache: true, ForceSingleClient: true})
-	if err != nil {
-		return nil, err
-	}
-	defer admin.Close()
-	res := resource{rc: resRC}
-	prefix := fmt.Sprintf("torture:%d:", cfg.Seed)
-	names := make([]string, cfg.Names)
-	for i := range names {
-		names[i] = prefix + fmt.Sprint(i)
-		_ = resRC.Do(ctx, resRC.B().Del().Key("fenced:"+names[i], "plain:"+names[i]).Build()).Error()
-	}
-
-	run := &runState{cfg: cfg, start: time.Now(), res: res, names: names, prefix: prefix, events: cfg.Events}
 	wctx, stop := context.WithTimeout(ctx, cfg.Duration)
 	defer stop()
-	clients := make([]*redisync.Client, cfg.Workers)
-	rcs := make([]rueidis.Client, cfg.Workers)
-	run.proxies = make([]*proxy, cfg.Workers)
-	for i := range clients {
-		// Each worker reaches the lock server through a proxy of its own,
-		// so that a network fault can hit one worker alone.
-		px, err := newProxy(cfg.LockAddr)
-		if err != nil {
-			return nil, err
-		}
-		defer px.close()
-		run.proxies[i] = px
-		rcs[i], err = rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{px.addr()}, DisableCache: true, ForceSingleClient: true})
-		if err != nil {
-			return nil, err
-		}
-		defer rcs[i].Close()
-		clients[i] = redisync.New(rcs[i], redisync.WithWatchdogTimeout(cfg.Lease), redisync.WithMaxPoll(max(cfg.Lease/4, 10*time.Millisecond)))
-	}
 	var wg sync.WaitGroup
-	for w := range cfg.Workers {
+	for _, w := range run.workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			run.worker(wctx, w, clients[w])
+			w.run(wctx)
 		}()
 	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		run.nemesis(wctx, admin, lockSrv)
+		run.nemesis(wctx)
 	}()
 	wg.Wait()
-
-	// Quiesce: Clients closed, then one lease for anything left to expire.
-	for _, c := range clients {
-		_ = c.Close()
-	}
-	rep := run.check(ctx, admin, clients)
-	return rep, nil
+	run.healAll()
+	return run.check(ctx), nil
 }
 
-// server starts a redis-server when *addr is empty.
-func server(addr *string) (*redistest.Server, error) {
-	if *addr != "" {
-		return nil, nil
-	}
-	s, err := redistest.StartMain()
-	if err != nil {
-		return nil, err
-	}
-	*addr = s.Addr()
-	return s, nil
-}
-
+// runState is one run: its servers, workers, and what they recorded.
 type runState struct {
 	cfg     Config
 	start   time.Time
-	res     resource
-	names   []string
-	prefix  string // of every name of this run
-	mu      sync.Mutex
-	holds   []hold
-	faults  int
-	errors  int
-	hangs   int
 	events  io.Writer
-	paused  bool // the nemesis asks the next holder to pause (holder-pause)
-	proxies []*proxy
+	names   []string
+	prefix  string              // of every name of this run
+	servers []*redistest.Server // lock servers the harness started (nil entries: given)
+	admins  []rueidis.Client    // one per lock server, never behind a proxy
+	resSrv  *redistest.Server   // the resource server, when started here
+	res     resource
+	workers []*worker
+	closers []func()
+
+	mu       sync.Mutex
+	holds    []hold
+	faults   int
+	errors   int
+	hangs    int
+	timeouts int
+	partial  int
+	doubles  int
+	paused   bool // the nemesis asks the next holder to pause (holder-pause)
+	crashes  []crash
 	// hits are the faults that took locks away (key deleted, server
 	// restarted), by time; name "" hits every name.
 	hits []hit
@@ -253,19 +248,80 @@ type hit struct {
 	name string
 }
 
-// interferenceSlack widens a hold's window backwards when matching faults:
-// its Enter is taken after Lock returned, and on a loaded machine the worker
-// may run a few milliseconds after the grant, while the fault already hit it.
-const interferenceSlack = 100 * time.Millisecond
+type crash struct {
+	at    time.Duration
+	names []string // the names held at the crash (none: a waiter)
+}
 
-// interfered reports whether a fault took h's lock away during h.
-func (r *runState) interfered(h hold) bool {
-	for _, x := range r.hits {
-		if (x.name == "" || x.name == h.Name) && x.at >= h.Enter-interferenceSlack && x.at <= h.Exit {
-			return true
+// setup starts or connects to the servers and builds the workers.
+func (r *runState) setup(ctx context.Context) error {
+	cfg := &r.cfg
+	addrs := cfg.LockAddrs
+	if len(addrs) == 0 {
+		n := 1
+		if cfg.Primitive == "redlock" {
+			n = 5
 		}
+		for range n {
+			s, err := redistest.StartMain()
+			if err != nil {
+				return err
+			}
+			r.closers = append(r.closers, s.Kill)
+			r.servers = append(r.servers, s)
+			addrs = append(addrs, s.Addr())
+		}
+	} else {
+		r.servers = make([]*redistest.Server, len(addrs))
 	}
-	return false
+	cfg.LockAddrs = addrs
+	if cfg.ResourceAddr == "" {
+		s, err := redistest.StartMain()
+		if err != nil {
+			return err
+		}
+		r.closers = append(r.closers, s.Kill)
+		cfg.ResourceAddr = s.Addr()
+	}
+	resRC, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{cfg.ResourceAddr}, DisableCache: true})
+	if err != nil {
+		return err
+	}
+	r.closers = append(r.closers, resRC.Close)
+	r.res = resource{rc: resRC}
+	for _, a := range addrs {
+		admin, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{a}, DisableCache: true, ForceSingleClient: true})
+		if err != nil {
+			return err
+		}
+		r.closers = append(r.closers, admin.Close)
+		r.admins = append(r.admins, admin)
+	}
+	r.prefix = fmt.Sprintf("torture:%s:%d:", cfg.Primitive, cfg.Seed)
+	r.names = make([]string, cfg.Names)
+	for i := range r.names {
+		r.names[i] = r.prefix + fmt.Sprint(i)
+		_ = resRC.Do(ctx, resRC.B().Del().Key("fenced:"+r.names[i], "plain:"+r.names[i]).Build()).Error()
+	}
+	for i := range cfg.Workers {
+		w, err := r.newWorker(i)
+		if err != nil {
+			return err
+		}
+		r.workers = append(r.workers, w)
+	}
+	r.partitionGroups()
+	return nil
+}
+
+// teardown closes what setup opened, last first.
+func (r *runState) teardown() {
+	for _, w := range r.workers {
+		w.close()
+	}
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		r.closers[i]()
+	}
 }
 
 func (r *runState) now() time.Duration { return time.Since(r.start) }
@@ -280,6 +336,13 @@ func (r *runState) log(v any) {
 	_, _ = r.events.Write(append(b, '\n'))
 }
 
+// count adds one to a counter under the lock.
+func (r *runState) count(p *int) {
+	r.mu.Lock()
+	*p++
+	r.mu.Unlock()
+}
+
 // takePause reports whether this holder should pause past its lease.
 func (r *runState) takePause() bool {
 	r.mu.Lock()
@@ -289,251 +352,9 @@ func (r *runState) takePause() bool {
 	return p
 }
 
-// worker runs acquire → read → (maybe pause) → write → release cycles.
-func (r *runState) worker(ctx context.Context, w int, c *redisync.Client) {
-	rng := rand.New(rand.NewPCG(r.cfg.Seed, uint64(w)))
-	for ctx.Err() == nil {
-		name := r.names[rng.IntN(len(r.names))]
-		var opts []rlock.Option
-		if r.cfg.Scenario == "holder-pause" {
-			// A paused process renews nothing: holds in this scenario have a
-			// fixed lease, which the pause outlasts.
-			opts = append(opts, rlock.WithLease(r.cfg.Lease))
-		}
-		m := rlock.New(c, name, opts...)
-		timeout := 2*r.cfg.Lease + time.Second
-		if r.cfg.Scenario == "cancel" && rng.IntN(3) == 0 {
-			timeout = time.Duration(rng.IntN(3000)) * time.Microsecond
-		}
-		actx, cancel := context.WithTimeout(ctx, timeout)
-		called := time.Now()
-		err := m.Lock(actx)
-		if late := time.Since(called) - timeout; err != nil && late > r.cfg.HangAfter {
-			r.mu.Lock()
-			r.hangs++
-			r.mu.Unlock()
-		}
-		cancel()
-		if err != nil {
-			if ctx.Err() == nil && actx.Err() == nil {
-				r.mu.Lock()
-				r.errors++
-				r.mu.Unlock()
-			}
-			continue
-		}
-		h := hold{Kind: "hold", Name: name, Worker: w, Token: m.Token(), Enter: r.now()}
-		h.Paused, h.Write = r.critical(ctx, rng, m, name, &h)
-		h.Exit = r.now()
-		h.Lost = m.Err() != nil
-		_ = m.Unlock(context.Background())
-		r.mu.Lock()
-		r.holds = append(r.holds, h)
-		r.mu.Unlock()
-		r.log(h)
-	}
-}
-
-// critical is the critical section: read both counters, work, write both.
-func (r *runState) critical(ctx context.Context, rng *rand.Rand, m *rlock.Mutex, name string, h *hold) (bool, string) {
-	wctx := context.WithoutCancel(ctx)
-	fv, err1 := r.res.readFenced(wctx, name)
-	pv, err2 := r.res.readPlain(wctx, name)
-	if err1 != nil || err2 != nil {
-		return false, "error"
-	}
-	paused := r.takePause()
-	if paused {
-		// A GC-like pause of two leases: the holder cannot look at its ctx
-		// meanwhile, and the next holder has long written when it resumes.
-		time.Sleep(2 * r.cfg.Lease)
-	} else if r.cfg.Hold > 0 {
-		select {
-		case <-time.After(time.Duration(rng.Int64N(int64(r.cfg.Hold) + 1))):
-		case <-m.Done(): // lost: a correct holder stops before writing
-			return false, "lost"
-		}
-	}
-	if !paused && m.Err() != nil {
-		return false, "lost"
-	}
-	_ = r.res.writePlain(wctx, name, pv+1)
-	out, err := r.res.writeFenced(wctx, name, h.Token, m.Owner(), fv)
-	if err != nil {
-		return paused, "error"
-	}
-	return paused, [...]string{"accepted", "stale", "conflict"}[out]
-}
-
-// nemesis injects the scenario's fault every so often until ctx ends.
-func (r *runState) nemesis(ctx context.Context, admin rueidis.Client, lockSrv *redistest.Server) {
-	if r.cfg.Scenario == "none" || r.cfg.Scenario == "cancel" {
-		return
-	}
-	rng := rand.New(rand.NewPCG(r.cfg.Seed, 1<<32))
-	every := max(r.cfg.Lease, 100*time.Millisecond)
-	for {
-		wait := every/2 + time.Duration(rng.Int64N(int64(every)))
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
-		}
-		fault := map[string]any{"kind": "fault", "scenario": r.cfg.Scenario, "at_ns": r.now()}
-		switch r.cfg.Scenario {
-		case "holder-pause":
-			r.mu.Lock()
-			r.paused = true
-			r.mu.Unlock()
-		case "key-delete":
-			name := r.names[rng.IntN(len(r.names))]
-			at := r.now()
-			_ = admin.Do(ctx, admin.B().Del().Key(name).Build()).Error()
-			fault["name"] = name
-			r.mu.Lock()
-			r.hits = append(r.hits, hit{at: at, name: name}, hit{at: r.now(), name: name})
-			r.mu.Unlock()
-		case "script-flush":
-			_ = admin.Do(ctx, admin.B().ScriptFlush().Build()).Error()
-		case "pubsub-kill":
-			_ = admin.Do(ctx, admin.B().ClientKill().TypePubsub().Build()).Error()
-		case "partition", "reply-loss":
-			// One worker loses its network (both ways, or only the replies)
-			// for longer than a lease (partition) or a moment (reply-loss).
-			w := rng.IntN(len(r.proxies))
-			mode, d := blackhole, r.cfg.Lease+r.cfg.Lease/2
-			if r.cfg.Scenario == "reply-loss" {
-				mode, d = dropReplies, 200*time.Millisecond
-			}
-			fault["worker"] = w
-			r.proxies[w].set(mode)
-			select {
-			case <-ctx.Done():
-			case <-time.After(d):
-			}
-			if mode == dropReplies {
-				r.proxies[w].reset()
-			} else {
-				r.proxies[w].set(pass)
-			}
-		case "server-pause":
-			if lockSrv == nil {
-				return // not ours to pause
-			}
-			// The server stops for longer than a lease: every hold expires
-			// at resume (the server's clock ran on).
-			at := r.now()
-			lockSrv.Pause()
-			select {
-			case <-ctx.Done():
-			case <-time.After(r.cfg.Lease + r.cfg.Lease/2):
-			}
-			lockSrv.Resume()
-			r.mu.Lock()
-			r.hits = append(r.hits, hit{at: at, name: ""}, hit{at: r.now(), name: ""})
-			r.mu.Unlock()
-		case "restart":
-			if lockSrv == nil {
-				return // not ours to restart
-			}
-			at := r.now()
-			_ = lockSrv.RestartMain()
-			r.mu.Lock()
-			r.hits = append(r.hits, hit{at: at, name: ""}, hit{at: r.now(), name: ""})
-			r.mu.Unlock()
-		}
-		r.mu.Lock()
-		r.faults++
-		r.mu.Unlock()
-		r.log(fault)
-	}
-}
-
-// excused reports whether a hold may overlap another without breaking a
-// NEVER result: its holder was paused past its lease, was told it lost the
-// lock, or had the lock taken away by a fault during the hold.
-func (r *runState) excused(h hold) bool { return h.Paused || h.Lost || r.interfered(h) }
-
-// check runs the oracles.
-func (r *runState) check(ctx context.Context, admin rueidis.Client, clients []*redisync.Client) *Report {
-	rep := &Report{Scenario: r.cfg.Scenario, Seed: r.cfg.Seed, Grants: len(r.holds), Faults: r.faults, Errors: r.errors, Hangs: r.hangs, Leaks: []string{}}
-	byName := map[string][]hold{}
-	for _, h := range r.holds {
-		byName[h.Name] = append(byName[h.Name], h)
-		if h.Write == "accepted" {
-			rep.FencedAccepted++
-		}
-	}
-	var handoffs []time.Duration
-	for name, hs := range byName {
-		sort.Slice(hs, func(i, j int) bool { return hs[i].Enter < hs[j].Enter })
-		for i := range hs {
-			for j := i + 1; j < len(hs) && hs[j].Enter < hs[i].Exit; j++ {
-				rep.Overlaps++
-				if !r.excused(hs[i]) && !r.excused(hs[j]) {
-					rep.OverlapsUnpaused++
-				}
-			}
-			if i > 0 && hs[i].Enter >= hs[i-1].Exit && hs[i].Worker != hs[i-1].Worker {
-				handoffs = append(handoffs, hs[i].Enter-hs[i-1].Exit)
-			}
-		}
-		// A paused holder whose write was accepted although a grant with a
-		// higher token had written before it: a stale write accepted.
-		for _, h := range hs {
-			if !h.Paused || h.Write != "accepted" {
-				continue
-			}
-			for _, o := range hs {
-				if o.Token > h.Token && o.Write == "accepted" && o.Exit < h.Exit && o.Enter > h.Enter {
-					rep.StaleAccepted++
-					break
-				}
-			}
-		}
-		ver, stale, conflict, plain, err := r.res.totals(ctx, name)
-		if err == nil {
-			accepted := int64(0)
-			for _, h := range hs {
-				if h.Write == "accepted" {
-					accepted++
-				}
-			}
-			rep.FencedLost += accepted - ver
-			rep.FencedStale += stale
-			rep.FencedConflicts += conflict
-			rep.PlainLost += int64(len(hs)) - plain
-		}
-	}
-	if len(handoffs) > 0 {
-		slices.Sort(handoffs)
-		rep.HandoffP50 = float64(handoffs[len(handoffs)/2]) / 1e6
-		rep.HandoffP99 = float64(handoffs[len(handoffs)*99/100]) / 1e6
-	}
-	// Leaks: after the lease (and the subscription linger), nothing of ours
-	// may be left: no key, no key without expiry, no renewal, no
-	// subscription.
-	for _, c := range clients {
-		e := engine.FromClient(c)
-		if n := e.Watchdog.Len(); n > 0 {
-			rep.Leaks = append(rep.Leaks, fmt.Sprintf("%d renewals registered after Close", n))
-		}
-		if n := e.Hub.Channels(); n > 0 {
-			rep.Leaks = append(rep.Leaks, fmt.Sprintf("%d subscriptions after Close", n))
-		}
-	}
-	time.Sleep(r.cfg.Lease + wakeup.Linger)
-	for _, name := range r.names {
-		pttl, err := admin.Do(ctx, admin.B().Pttl().Key(name).Build()).AsInt64()
-		if err == nil && pttl != -2 {
-			rep.Leaks = append(rep.Leaks, fmt.Sprintf("%s left with PTTL %d", name, pttl))
-		}
-	}
-	// The workers' connections are still open here (closed when Run
-	// returns), so a channel still subscribed means the hub kept it.
-	channels, err := admin.Do(ctx, admin.B().PubsubChannels().Pattern("*"+r.prefix+"*").Build()).AsStrSlice()
-	if err == nil && len(channels) > 0 {
-		rep.Leaks = append(rep.Leaks, fmt.Sprintf("channels still subscribed: %v", channels))
-	}
-	return rep
+func (r *runState) record(h hold) {
+	r.mu.Lock()
+	r.holds = append(r.holds, h)
+	r.mu.Unlock()
+	r.log(h)
 }

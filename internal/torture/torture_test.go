@@ -14,42 +14,69 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// The CI tier: every scenario for a few seconds with a fixed seed, gating
-// on the NEVER classes. Leases are generous against the critical sections
-// (a 2-core CI box stalls for 100 ms and more).
+// ciTier is what the CI tier runs, by primitive (reference/reliability.md
+// §9: rlock S1, S4, S5, S10, S11, S15, S16, S17, S24 and crashes; fairlock
+// S20, rwlock S21, semaphore S22, multilock S23, redlock S6–S8 and S10).
+var ciTier = map[string][]string{
+	"rlock":     {"none", "holder-pause", "key-delete", "script-flush", "pubsub-kill", "restart", "cancel", "partition", "reply-loss", "server-pause", "crash"},
+	"fairlock":  {"none", "cancel", "crash", "pubsub-kill"},
+	"rwlock":    {"none", "cancel", "crash"},
+	"semaphore": {"cancel", "crash"},
+	"multilock": {"cancel", "crash", "partition"},
+	"redlock":   {"key-delete", "minority-down", "split-brain", "restart"},
+}
+
+// The CI tier: each primitive under its scenarios for a few seconds with a
+// fixed seed, gating on the NEVER classes. Leases are generous against the
+// critical sections (a 2-core CI box stalls for 100 ms and more).
 func TestNeverClassesHoldUnderEveryScenario(t *testing.T) {
-	lock, resource := redistest.Start(t), redistest.Start(t)
-	for _, sc := range Scenarios {
-		if sc == "partition" {
-			// Open finding: a worker connection that stalls and heals makes
-			// rueidis v1.0.79 panic ("protocol bug, message handled out of
-			// order") in some seeds, killing the process. Run it by hand:
-			// redisync torture --scenario partition.
-			continue
+	resource := redistest.Start(t)
+	for _, prim := range Primitives {
+		for _, sc := range ciTier[prim] {
+			t.Run(prim+"/"+sc, func(t *testing.T) {
+				cfg := Config{
+					Primitive: prim, ResourceAddr: resource.Addr(),
+					Scenario: sc, Workers: 6, Names: 2, Duration: 3 * time.Second,
+					Lease: time.Second, Hold: 5 * time.Millisecond, Seed: 1,
+					HangAfter: 500 * time.Millisecond, // CI machines stall; 100 ms by hand
+				}
+				if prim != "rlock" && sc != "crash" {
+					cfg.Duration = 2 * time.Second
+				}
+				if sc == "split-brain" {
+					// Holds long enough that the other half gets in while
+					// one half still works, unaware (it learns at its next
+					// renewal).
+					cfg.Hold = 300 * time.Millisecond
+				}
+				rep, err := Run(context.Background(), cfg)
+				require.NoError(t, err)
+				t.Logf("%+v", *rep)
+				assert.Empty(t, rep.Violations())
+				assert.Positive(t, rep.Grants, "the service went on")
+				if sc != "none" && sc != "cancel" {
+					assert.Positive(t, rep.Faults)
+				}
+				switch sc {
+				case "holder-pause":
+					assert.Positive(t, rep.Overlaps, "a holder paused past its lease overlaps the next one")
+					assert.Positive(t, rep.FencedStale+rep.FencedConflicts, "the fence turned the stale holder away")
+				case "split-brain":
+					// EXP-UNFENCED: two holders at once, and the two-phase
+					// tokens let the fence turn the older one away.
+					assert.Positive(t, rep.Overlaps, "the split view gave two holders")
+					assert.Positive(t, rep.FencedStale+rep.FencedConflicts, "the fence caught the older holder")
+				case "crash":
+					// A crashed holder's lock comes back within its lease
+					// and one poll (plus a loaded machine's stalls).
+					assert.Positive(t, rep.RecoveryMax, "a crashed holder's share came back")
+					assert.Less(t, rep.RecoveryMax, float64(cfg.Lease+cfg.Lease/4+time.Second)/1e6)
+				}
+				if prim == "semaphore" {
+					assert.LessOrEqual(t, rep.MaxConcurrent, 2)
+				}
+			})
 		}
-		t.Run(sc, func(t *testing.T) {
-			cfg := Config{
-				LockAddr: lock.Addr(), ResourceAddr: resource.Addr(),
-				Scenario: sc, Workers: 6, Names: 2, Duration: 3 * time.Second,
-				Lease: time.Second, Hold: 5 * time.Millisecond, Seed: 1,
-				HangAfter: 500 * time.Millisecond, // CI machines stall; 100 ms by hand
-			}
-			if sc == "restart" || sc == "server-pause" {
-				cfg.LockAddr = "" // the harness restarts or pauses its own server
-			}
-			rep, err := Run(context.Background(), cfg)
-			require.NoError(t, err)
-			t.Logf("%+v", *rep)
-			assert.Empty(t, rep.Violations())
-			assert.Positive(t, rep.Grants)
-			if sc != "none" && sc != "cancel" {
-				assert.Positive(t, rep.Faults)
-			}
-			if sc == "holder-pause" {
-				assert.Positive(t, rep.Overlaps, "a holder paused past its lease overlaps the next one")
-				assert.Positive(t, rep.FencedStale+rep.FencedConflicts, "the fence turned the stale holder away")
-			}
-		})
 	}
 }
 
@@ -63,7 +90,7 @@ func TestHarnessDetectsAPausedHolder(t *testing.T) {
 	detected, rejected := 0, 0
 	for seed := range uint64(seeds) {
 		rep, err := Run(context.Background(), Config{
-			LockAddr: lock.Addr(), ResourceAddr: resource.Addr(),
+			LockAddrs: []string{lock.Addr()}, ResourceAddr: resource.Addr(),
 			Scenario: "holder-pause", Workers: 4, Names: 1, Duration: 1500 * time.Millisecond,
 			Lease: 200 * time.Millisecond, Hold: 2 * time.Millisecond, Seed: 100 + seed,
 		})
@@ -80,4 +107,18 @@ func TestHarnessDetectsAPausedHolder(t *testing.T) {
 	t.Logf("overlap detected in %d/%d seeds, stale write rejected in %d/%d", detected, seeds, rejected, seeds)
 	assert.GreaterOrEqual(t, detected*100, 95*seeds, "overlap detection below 95%% of seeds")
 	assert.GreaterOrEqual(t, rejected*100, 95*seeds, "the fence missed stale writes")
+}
+
+func TestBadConfigsAreRejected(t *testing.T) {
+	for _, cfg := range []Config{
+		{Primitive: "mutex", Workers: 1, Names: 1, Duration: time.Second, Lease: time.Second},
+		{Scenario: "split-brain", Workers: 1, Names: 1, Duration: time.Second, Lease: time.Second},
+		{Primitive: "multilock", Workers: 1, Names: 1, Duration: time.Second, Lease: time.Second},
+		{Primitive: "redlock", LockAddrs: []string{"a", "b"}, Workers: 1, Names: 1, Duration: time.Second, Lease: time.Second},
+		{Workers: 0, Names: 1, Duration: time.Second, Lease: time.Second},
+		{Workers: 1, Names: 1, Duration: time.Second, Lease: time.Millisecond},
+	} {
+		_, err := Run(context.Background(), cfg)
+		assert.Error(t, err, "%+v", cfg)
+	}
 }

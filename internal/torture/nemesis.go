@@ -1,0 +1,201 @@
+package torture
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+)
+
+// nemesis injects the scenario's fault every so often until ctx ends.
+//
+// With one lock server, a fault that takes locks away (key deletion, an
+// amnesic restart, a pause past the lease) is recorded as a hit: holds it
+// struck may overlap the next ones (the fence must catch them). With
+// redlock, a fault strikes one node of five and must not break exclusion:
+// no hit is recorded, except in split-brain, where the node both halves
+// share loses its keys (Kleppmann's counter-example).
+func (r *runState) nemesis(ctx context.Context) {
+	sc := r.cfg.Scenario
+	if sc == "none" || sc == "cancel" {
+		return
+	}
+	rng := rand.New(rand.NewPCG(r.cfg.Seed, 1<<32))
+	if sc == "minority-down" {
+		// Two of the nodes are cut off from every worker for the whole run.
+		for _, w := range r.workers {
+			w.proxies[0].set(blackhole)
+			w.proxies[1].set(blackhole)
+		}
+		r.fault(map[string]any{"nodes": []int{0, 1}})
+		<-ctx.Done()
+		return
+	}
+	every := max(r.cfg.Lease, 100*time.Millisecond)
+	if sc == "crash" {
+		every /= 2 // crashes are quick; their recovery takes a lease
+	}
+	if sc == "split-brain" {
+		// Node 2 forgets often, so that one half's hold often loses it
+		// while the other half is trying.
+		every = max(r.cfg.Lease/4, 25*time.Millisecond)
+	}
+	for n := 0; ; n++ {
+		wait := every/2 + time.Duration(rng.Int64N(int64(every)))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		node := rng.IntN(len(r.admins)) // redlock: one node; else the server
+		fault := map[string]any{}
+		if len(r.admins) > 1 {
+			fault["node"] = node
+		}
+		switch sc {
+		case "holder-pause":
+			r.mu.Lock()
+			r.paused = true
+			r.mu.Unlock()
+		case "crash":
+			// Every other crash kills a waiter (one that is waiting now),
+			// the others a holder inside its next hold.
+			w := r.workers[rng.IntN(len(r.workers))]
+			if n%2 == 1 {
+				for _, x := range r.workers {
+					if x.waiting.Load() {
+						w = x
+						break
+					}
+				}
+			}
+			fault["worker"] = w.id
+			if n%2 == 1 && w.waiting.Load() {
+				// Killed while it waits (a fair lock's queue must get over a
+				// dead waiter, a semaphore's over a dead request).
+				w.crashed.Store(true)
+				w.kill()
+				fault["while"] = "waiting"
+			} else {
+				w.crashNext.Store(true) // dies inside its next hold
+				fault["while"] = "holding"
+			}
+		case "key-delete", "split-brain":
+			if sc == "crash" {
+		every /= 2 // crashes are quick; their recovery takes a lease
+	}
+	if sc == "split-brain" {
+				node = 2 // the node both halves reach
+			}
+			name := r.names[rng.IntN(len(r.names))]
+			admin := r.admins[node]
+			at := r.now()
+			_ = admin.Do(ctx, admin.B().Del().Key(name).Build()).Error()
+			fault["name"] = name
+			if len(r.admins) == 1 || sc == "split-brain" {
+				r.hit(at, name)
+			}
+		case "script-flush":
+			for _, admin := range r.admins {
+				_ = admin.Do(ctx, admin.B().ScriptFlush().Build()).Error()
+			}
+		case "pubsub-kill":
+			for _, admin := range r.admins {
+				_ = admin.Do(ctx, admin.B().ClientKill().TypePubsub().Build()).Error()
+			}
+		case "partition", "reply-loss":
+			// One worker loses its network (both ways, or only the replies)
+			// for longer than a lease (partition) or a moment (reply-loss).
+			w := r.workers[rng.IntN(len(r.workers))]
+			mode, d := blackhole, r.cfg.Lease+r.cfg.Lease/2
+			if sc == "reply-loss" {
+				mode, d = dropReplies, 200*time.Millisecond
+			}
+			fault["worker"] = w.id
+			for _, px := range w.proxies {
+				px.set(mode)
+			}
+			sleep(ctx, d)
+			for _, px := range w.proxies {
+				if mode == dropReplies {
+					px.reset()
+				} else {
+					px.set(pass)
+				}
+			}
+		case "server-pause", "restart":
+			srv := r.servers[node]
+			if srv == nil {
+				return // not ours to pause or restart
+			}
+			at := r.now()
+			if sc == "restart" {
+				_ = srv.RestartMain() // amnesic: nothing persists
+			} else {
+				// The server stops for longer than a lease: every hold
+				// expires at resume (the server's clock ran on).
+				srv.Pause()
+				sleep(ctx, r.cfg.Lease+r.cfg.Lease/2)
+				srv.Resume()
+			}
+			if len(r.admins) == 1 {
+				r.hit(at, "")
+			}
+		}
+		r.fault(fault)
+	}
+}
+
+// partitionGroups sets split-brain's standing partition: even workers reach
+// nodes 0–2, odd workers nodes 2–4, so each half can hold a majority that
+// shares node 2 alone.
+func (r *runState) partitionGroups() {
+	if r.cfg.Scenario != "split-brain" {
+		return
+	}
+	for _, w := range r.workers {
+		cut := []int{3, 4}
+		if w.id%2 == 1 {
+			cut = []int{0, 1}
+		}
+		for _, n := range cut {
+			w.proxies[n].set(blackhole)
+		}
+	}
+}
+
+// healAll ends every network fault once the workload has stopped.
+func (r *runState) healAll() {
+	for _, w := range r.workers {
+		for _, px := range w.proxies {
+			px.set(pass)
+		}
+	}
+	for _, s := range r.servers {
+		if s != nil {
+			s.Resume()
+		}
+	}
+}
+
+// hit records a fault that took name's lock away ("" for every name); the
+// holds it struck span the fault's start to now.
+func (r *runState) hit(at time.Duration, name string) {
+	r.mu.Lock()
+	r.hits = append(r.hits, hit{at: at, name: name}, hit{at: r.now(), name: name})
+	r.mu.Unlock()
+}
+
+func (r *runState) fault(f map[string]any) {
+	f["kind"], f["scenario"], f["at_ns"] = "fault", r.cfg.Scenario, r.now()
+	r.mu.Lock()
+	r.faults++
+	r.mu.Unlock()
+	r.log(f)
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}

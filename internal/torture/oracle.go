@@ -1,0 +1,298 @@
+package torture
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/redisync/redisync/internal/engine"
+	"github.com/redisync/redisync/internal/wakeup"
+)
+
+// Slacks of the timing oracles. Every time is taken by a goroutine that a
+// loaded 2-core machine may deschedule for tens of milliseconds, so an
+// oracle that compares two of them allows this much before it calls a
+// violation.
+const (
+	// interferenceSlack widens a hold's window backwards when matching
+	// faults: Enter is taken after Lock returned, and the fault may have
+	// struck in between.
+	interferenceSlack = 100 * time.Millisecond
+	// lostSlack: a holder told of its loss at LostAt excuses an overlap with
+	// a hold that began no earlier than LostAt − lostSlack. A loss signalled
+	// late — after the lock had expired and been granted again — is not
+	// excused.
+	lostSlack = 100 * time.Millisecond
+	// fifoSlack: a fair-lock waiter that called Lock this much before
+	// another must be granted first.
+	fifoSlack = 100 * time.Millisecond
+)
+
+// interfered reports whether a fault took h's lock away during h.
+func (r *runState) interfered(h hold) bool {
+	for _, x := range r.hits {
+		if (x.name == "" || slices.Contains(h.Names, x.name)) && x.at >= h.Enter-interferenceSlack && x.at <= h.Exit {
+			return true
+		}
+	}
+	return false
+}
+
+// excused reports whether an overlap of h with o breaks no NEVER result:
+// h's holder was paused past its lease, had the lock taken away by a fault,
+// or had been told it lost the lock by the time o began.
+func (r *runState) excused(h, o hold) bool {
+	return h.Paused || r.interfered(h) || (h.LostAt > 0 && o.Enter >= h.LostAt-lostSlack)
+}
+
+// forbidden reports whether holds in modes a and b may not overlap (permit
+// holds are counted instead).
+func forbidden(a, b string) bool {
+	return a == modeExclusive || b == modeExclusive
+}
+
+// check runs the oracles.
+func (r *runState) check(ctx context.Context) *Report {
+	cfg := &r.cfg
+	rep := &Report{Primitive: cfg.Primitive, Scenario: cfg.Scenario, Seed: cfg.Seed, Grants: len(r.holds),
+		Faults: r.faults, Errors: r.errors, Hangs: r.hangs, Timeouts: r.timeouts,
+		PartialHolds: r.partial, DoubleReleases: r.doubles, Leaks: []string{}}
+	byName := map[string][]hold{}
+	for _, h := range r.holds {
+		for _, n := range h.Names {
+			byName[n] = append(byName[n], h)
+		}
+		for _, out := range h.Write {
+			if out == "accepted" {
+				rep.FencedAccepted++
+			}
+		}
+	}
+	var handoffs []time.Duration
+	for name, hs := range byName {
+		sort.Slice(hs, func(i, j int) bool { return hs[i].Enter < hs[j].Enter })
+		r.overlaps(rep, hs)
+		for i := 1; i < len(hs); i++ {
+			if hs[i].Mode == modeExclusive && hs[i].Enter >= hs[i-1].Exit && hs[i].Worker != hs[i-1].Worker {
+				handoffs = append(handoffs, hs[i].Enter-hs[i-1].Exit)
+			}
+		}
+		rep.StaleAccepted += staleAccepted(name, hs)
+		if cfg.Primitive == "fairlock" && fifoApplies(cfg.Scenario) {
+			rep.FIFOInversions += fifoInversions(hs)
+		}
+		r.fenceTotals(ctx, rep, name, hs)
+	}
+	if len(handoffs) > 0 {
+		slices.Sort(handoffs)
+		rep.HandoffP50 = float64(handoffs[len(handoffs)/2]) / 1e6
+		rep.HandoffP99 = float64(handoffs[len(handoffs)*99/100]) / 1e6
+	}
+	rep.RecoveryMax = r.recovery(byName)
+	r.leaks(ctx, rep)
+	return rep
+}
+
+// overlaps counts forbidden overlaps among one name's holds (sorted by
+// Enter), and the most holds at once.
+func (r *runState) overlaps(rep *Report, hs []hold) {
+	for i := range hs {
+		concurrent := 1
+		for j := range i {
+			if hs[j].Exit > hs[i].Enter {
+				concurrent++
+			}
+		}
+		rep.MaxConcurrent = max(rep.MaxConcurrent, concurrent)
+		for j := i + 1; j < len(hs) && hs[j].Enter < hs[i].Exit; j++ {
+			if !forbidden(hs[i].Mode, hs[j].Mode) {
+				continue
+			}
+			rep.Overlaps++
+			if !r.excused(hs[i], hs[j]) && !r.excused(hs[j], hs[i]) {
+				rep.OverlapsUnexcused++
+			}
+		}
+	}
+	// Permits: at most Permits unexcused permit holds at any moment (the
+	// most is reached at some hold's start).
+	if len(hs) == 0 || hs[0].Mode != modePermit {
+		return
+	}
+	for i, h := range hs {
+		if h.Paused || r.interfered(h) {
+			continue
+		}
+		n := 1
+		for j := range i {
+			if hs[j].Exit > h.Enter && !r.excused(hs[j], h) {
+				n++
+			}
+		}
+		if n > r.cfg.Permits {
+			rep.Overlaps++
+			rep.OverlapsUnexcused++
+		}
+	}
+}
+
+// staleAccepted counts accepted writes to name that the resource took after
+// one with a higher token: in the resource's own order (the version each
+// accepted write made), tokens must rise.
+func staleAccepted(name string, hs []hold) int {
+	type write struct {
+		ver   int64
+		token uint64
+	}
+	var ws []write
+	for _, h := range hs {
+		i := slices.Index(h.Names, name)
+		if i < 0 || i >= len(h.Write) || h.Write[i] != "accepted" {
+			continue
+		}
+		ws = append(ws, write{h.Vers[i], h.Tokens[i]})
+	}
+	sort.Slice(ws, func(i, j int) bool { return ws[i].ver < ws[j].ver })
+	n := 0
+	var top uint64
+	for _, w := range ws {
+		if w.token < top {
+			n++
+		}
+		top = max(top, w.token)
+	}
+	return n
+}
+
+// fifoApplies: scenarios where a live waiter can lose its place for a good
+// reason are left out — a partition or a server pause stops its heartbeats
+// past the waiter timeout, and an amnesic restart empties the queue.
+func fifoApplies(scenario string) bool {
+	return !slices.Contains([]string{"partition", "server-pause", "restart"}, scenario)
+}
+
+// fifoInversions counts pairs of granted fair-lock waiters where the one
+// that called Lock well before the other (fifoSlack) was granted after it.
+// Holds are sorted by Enter (grant order).
+func fifoInversions(hs []hold) int {
+	n := 0
+	for i := range hs {
+		for j := i + 1; j < len(hs); j++ {
+			// hs[i] was granted first; did hs[j] arrive well before it and
+			// wait until after it was granted?
+			if hs[j].Call+fifoSlack < hs[i].Call && hs[j].Worker != hs[i].Worker {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// fenceTotals compares the resource's counters with what the holds did.
+func (r *runState) fenceTotals(ctx context.Context, rep *Report, name string, hs []hold) {
+	ver, stale, conflict, plain, err := r.res.totals(ctx, name)
+	if err != nil {
+		return
+	}
+	var accepted, wrote int64
+	for _, h := range hs {
+		i := slices.Index(h.Names, name)
+		if h.Wrote {
+			wrote++
+		}
+		if i >= 0 && i < len(h.Write) && h.Write[i] == "accepted" {
+			accepted++
+		}
+	}
+	rep.FencedLost += accepted - ver
+	rep.FencedStale += stale
+	rep.FencedConflicts += conflict
+	rep.PlainLost += wrote - plain
+}
+
+// recovery is the worst time, in ms, from a holder's crash until a name it
+// held is fully in use again: held exclusively by someone (a writer, for a
+// read-write lock), or with all Permits permits held (semaphore) — the
+// crashed hold's share must come back by itself.
+func (r *runState) recovery(byName map[string][]hold) float64 {
+	var worst time.Duration
+	for _, c := range r.crashes {
+		for _, name := range c.names {
+			hs := byName[name]
+			full := 1
+			if len(hs) > 0 && hs[0].Mode == modePermit {
+				full = r.cfg.Permits
+			}
+			for _, h := range hs {
+				if h.Enter <= c.at || h.Mode == modeRead {
+					continue // readers share with a crashed reader: a writer tells
+				}
+				n := 0
+				for _, o := range hs {
+					if o.Enter <= h.Enter && h.Enter < o.Exit {
+						n++
+					}
+				}
+				if n >= full {
+					worst = max(worst, h.Enter-c.at)
+					break
+				}
+			}
+		}
+	}
+	return float64(worst) / 1e6
+}
+
+// leaks: after Close and one lease (and the subscription linger), nothing
+// of the run may be left — no renewal, no subscription, no key (redlock's
+// fencing counters excepted: they are meant to outlive holds, with an
+// expiry; and a semaphore's configuration), no key without expiry.
+func (r *runState) leaks(ctx context.Context, rep *Report) {
+	for _, w := range r.workers {
+		w.mu.Lock()
+		clients := w.clients
+		w.mu.Unlock()
+		for _, c := range clients {
+			_ = c.Close()
+			e := engine.FromClient(c)
+			if n := e.Watchdog.Len(); n > 0 {
+				rep.Leaks = append(rep.Leaks, fmt.Sprintf("%d renewals registered after Close", n))
+			}
+			if n := e.Hub.Channels(); n > 0 {
+				rep.Leaks = append(rep.Leaks, fmt.Sprintf("%d subscriptions after Close", n))
+			}
+		}
+	}
+	time.Sleep(r.cfg.Lease + wakeup.Linger)
+	for node, admin := range r.admins {
+		keys, err := admin.Do(ctx, admin.B().Keys().Pattern("*"+r.prefix+"*").Build()).AsStrSlice()
+		if err != nil {
+			rep.Leaks = append(rep.Leaks, fmt.Sprintf("node %d: %v", node, err))
+			continue
+		}
+		for _, k := range keys {
+			pttl, _ := admin.Do(ctx, admin.B().Pttl().Key(k).Build()).AsInt64()
+			switch {
+			case pttl == -2: // expired meanwhile
+			case pttl == -1 && r.cfg.Primitive == "semaphore" && slices.Contains(r.names, k):
+				// A semaphore's own key is its configuration (capacity,
+				// last token), kept without expiry by design; the run's
+				// are removed here.
+				_ = admin.Do(ctx, admin.B().Del().Key(k).Build()).Error()
+			case pttl == -1:
+				rep.Leaks = append(rep.Leaks, fmt.Sprintf("node %d: %s has no expiry", node, k))
+			case !strings.HasPrefix(k, "redisync_redlock_token:"):
+				rep.Leaks = append(rep.Leaks, fmt.Sprintf("node %d: %s left with PTTL %d", node, k, pttl))
+			}
+		}
+		// The workers' connections are still open here (closed at
+		// teardown), so a channel still subscribed means a hub kept it.
+		channels, err := admin.Do(ctx, admin.B().PubsubChannels().Pattern("*"+r.prefix+"*").Build()).AsStrSlice()
+		if err == nil && len(channels) > 0 {
+			rep.Leaks = append(rep.Leaks, fmt.Sprintf("node %d: channels still subscribed: %v", node, channels))
+		}
+	}
+}

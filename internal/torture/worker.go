@@ -1,0 +1,271 @@
+package torture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/redisync/redisync"
+)
+
+// worker is one simulated process: its own Clients, each over its own
+// rueidis connection through a proxy of its own (one per lock server), so
+// that the nemesis can cut or crash one worker alone.
+type worker struct {
+	r       *runState
+	id      int
+	proxies []*proxy
+
+	// The process, rebuilt after a crash. mu guards it against the
+	// nemesis, which crashes a worker that is waiting from outside.
+	mu      sync.Mutex
+	rcs     []rueidis.Client
+	clients []*redisync.Client
+	k       contender
+
+	waiting   atomic.Bool // inside an acquire
+	crashed   atomic.Bool // the nemesis crashed it while it waited
+	crashNext atomic.Bool // crash at the next hold, in the critical section
+	grants    int
+}
+
+func (r *runState) newWorker(id int) (*worker, error) {
+	w := &worker{r: r, id: id}
+	for _, a := range r.cfg.LockAddrs {
+		px, err := newProxy(a)
+		if err != nil {
+			w.close()
+			return nil, err
+		}
+		w.proxies = append(w.proxies, px)
+	}
+	if err := w.boot(); err != nil {
+		w.close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// boot starts the worker's process: connections and Clients.
+func (w *worker) boot() error {
+	cfg := &w.r.cfg
+	var rcs []rueidis.Client
+	var clients []*redisync.Client
+	for _, px := range w.proxies {
+		rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{px.addr()}, DisableCache: true, ForceSingleClient: true})
+		if err != nil {
+			for _, c := range rcs {
+				c.Close()
+			}
+			return err
+		}
+		rcs = append(rcs, rc)
+		clients = append(clients, redisync.New(rc, redisync.WithWatchdogTimeout(cfg.Lease),
+			redisync.WithMaxPoll(max(cfg.Lease/4, 10*time.Millisecond))))
+	}
+	w.mu.Lock()
+	w.rcs, w.clients = rcs, clients
+	w.k = newContender(cfg, clients, w.r.names)
+	w.mu.Unlock()
+	return nil
+}
+
+// kill ends the process with no clean-up: its connections close first, so
+// nothing more reaches Redis (no release, no leaving a queue), then its
+// Clients stop their renewals and goroutines.
+func (w *worker) kill() {
+	w.mu.Lock()
+	rcs, clients := w.rcs, w.clients
+	w.rcs, w.clients = nil, nil
+	w.mu.Unlock()
+	for _, rc := range rcs {
+		rc.Close()
+	}
+	for _, c := range clients {
+		_ = c.Close()
+	}
+}
+
+// close shuts the worker down at the end of the run: its Clients (which
+// report their renewals and subscriptions for the leak oracle first) stay
+// readable; the connections and proxies close.
+func (w *worker) close() {
+	w.mu.Lock()
+	rcs, clients := w.rcs, w.clients
+	w.mu.Unlock()
+	for _, c := range clients {
+		_ = c.Close()
+	}
+	for _, rc := range rcs {
+		rc.Close()
+	}
+	for _, px := range w.proxies {
+		px.close()
+	}
+}
+
+func (w *worker) contender() contender {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.k
+}
+
+// run does acquire → critical section → release until ctx ends.
+func (w *worker) run(ctx context.Context) {
+	r, cfg := w.r, &w.r.cfg
+	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(w.id)))
+	for ctx.Err() == nil {
+		if w.crashed.Swap(false) {
+			if err := w.boot(); err != nil {
+				r.count(&r.errors)
+				return
+			}
+		}
+		timeout := 2*cfg.Lease + time.Second
+		if cfg.Scenario == "cancel" && rng.IntN(3) == 0 {
+			timeout = time.Duration(rng.IntN(3000)) * time.Microsecond
+		}
+		actx, cancel := context.WithTimeout(ctx, timeout)
+		call := r.now()
+		w.waiting.Store(true)
+		g, err := w.contender().acquire(actx, rng)
+		w.waiting.Store(false)
+		if late := r.now() - call - timeout; err != nil && late > cfg.HangAfter && !w.crashed.Load() {
+			r.count(&r.hangs)
+		}
+		cancel()
+		if err != nil {
+			w.failed(ctx, actx, g, err)
+			continue
+		}
+		w.grants++
+		h := hold{Kind: "hold", Names: g.names, Tokens: g.tokens, Mode: g.mode, Worker: w.id,
+			Owner: fmt.Sprintf("w%d-g%d", w.id, w.grants), Call: call, Enter: r.now()}
+		w.critical(ctx, rng, g, &h)
+		if h.Crashed {
+			r.record(h)
+			continue
+		}
+		h.Exit = r.now()
+		if h.LostAt == 0 && g.err() != nil {
+			h.LostAt = h.Exit
+		}
+		released := g.release(context.Background()) == nil
+		// A second release of a hold released once must be turned away.
+		if released && rng.IntN(8) == 0 {
+			if err := g.release(context.Background()); err == nil {
+				r.count(&r.doubles)
+			}
+		}
+		r.record(h)
+	}
+}
+
+// failed accounts for an acquire that returned err.
+func (w *worker) failed(ctx, actx context.Context, g *grant, err error) {
+	r := w.r
+	switch {
+	case w.crashed.Load():
+		return // the nemesis killed it while it waited
+	case ctx.Err() != nil:
+	case actx.Err() != nil:
+		if r.cfg.Scenario != "cancel" {
+			r.count(&r.timeouts)
+		}
+	case errors.Is(err, redisync.ErrClosed):
+	default:
+		r.count(&r.errors)
+	}
+	// All or nothing: whatever made a multilock fail, no component of it
+	// may stay held.
+	if g != nil && g.leftover != nil && !w.nothingLeft(g) {
+		r.count(&r.partial)
+	}
+}
+
+// nothingLeft reports whether a failed acquire holds nothing in Redis. A
+// component acquire cut short by ctx is settled by a Client task (one round
+// trip after the call returned), so this waits for that, boundedly.
+func (w *worker) nothingLeft(g *grant) bool {
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		n, err := g.leftover(ctx)
+		cancel()
+		if err == nil && n == 0 {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return err != nil // unreachable Redis is no evidence either way
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// critical is the critical section: read the counters, work, write them.
+// Readers and permit holders only work; exclusive holders update every
+// name they hold.
+func (w *worker) critical(ctx context.Context, rng *rand.Rand, g *grant, h *hold) {
+	r, cfg := w.r, &w.r.cfg
+	wctx := context.WithoutCancel(ctx)
+	writes := g.mode == modeExclusive
+	var fv, pv []int64
+	if writes {
+		for _, name := range g.names {
+			f, err1 := r.res.readFenced(wctx, name)
+			p, err2 := r.res.readPlain(wctx, name)
+			if err1 != nil || err2 != nil {
+				h.Write = []string{"error"}
+				return
+			}
+			fv, pv = append(fv, f), append(pv, p)
+		}
+	}
+	if w.crashNext.Swap(false) {
+		// The process dies mid-hold: it writes nothing more, anywhere.
+		h.Crashed, h.Exit = true, r.now()
+		w.kill()
+		r.mu.Lock()
+		r.crashes = append(r.crashes, crash{at: h.Exit, names: g.names})
+		r.mu.Unlock()
+		w.crashed.Store(true)
+		return
+	}
+	if r.takePause() {
+		// A GC-like pause of two leases: the holder cannot look at its ctx
+		// meanwhile, and the next holder has long written when it resumes.
+		h.Paused = true
+		time.Sleep(2 * cfg.Lease)
+	} else if cfg.Hold > 0 {
+		select {
+		case <-time.After(time.Duration(rng.Int64N(int64(cfg.Hold) + 1))):
+		case <-g.done: // lost: a correct holder stops before writing
+			h.LostAt = r.now()
+			return
+		}
+	}
+	if !h.Paused && g.err() != nil {
+		h.LostAt = r.now()
+		return
+	}
+	if !writes {
+		return
+	}
+	h.Wrote = true
+	for i, name := range g.names {
+		_ = r.res.writePlain(wctx, name, pv[i]+1)
+		out, ver, err := r.res.writeFenced(wctx, name, g.tokens[i], h.Owner, fv[i])
+		if err != nil {
+			h.Write = append(h.Write, "error")
+		} else {
+			h.Write = append(h.Write, [...]string{"accepted", "stale", "conflict"}[out])
+		}
+		h.Vers = append(h.Vers, ver)
+	}
+}
