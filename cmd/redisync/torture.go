@@ -15,26 +15,32 @@ import (
 
 func tortureCmd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("torture", "torture [flags]", `
-Runs workers that take rlocks on a few names and, inside each hold, update a
-protected counter on a separate Redis — fenced (it accepts a write only with
-the highest token so far and the version it read) and an unfenced twin —
-while a seeded nemesis injects faults. Then it checks: no overlapping holds
-unless a holder was paused past its lease or told it lost the lock (those
-must be caught by the fence), no fenced update lost, no stale write accepted, nothing left in
-Redis (keys, renewals, subscriptions), no call outliving its deadline; and
-reports hand-off latency. It prints a table, optionally writes a JSON report
-and a JSONL event log, and exits 1 if a NEVER result was violated.
+Runs workers that take locks of one primitive on a few names and, inside each
+hold, update a protected counter on a separate Redis — fenced (it accepts a
+write only with the highest token so far and the version it read) and an
+unfenced twin — while a seeded nemesis injects faults. Then it checks: no
+overlapping holds beyond what the primitive allows (readers share; at most
+--permits permit holds), unless a holder was paused past its lease, had the
+lock taken away by the fault, or was told it lost the lock in time (those
+must be caught by the fence); no fenced update lost; no stale write accepted;
+no partial multilock; no double release accepted; FIFO grants (fairlock);
+nothing left in Redis (keys, renewals, subscriptions); no call outliving its
+deadline. It reports hand-off latency and the recovery time after a crash,
+prints a table, optionally writes a JSON report and a JSONL event log, and
+exits 1 if a NEVER result was violated.
 
-Scenarios: `+strings.Join(torture.Scenarios, ", ")+`, or all (every one but
-partition, which can crash the process: rueidis v1.0.79 panics on some
-stalled-then-healed connections, an open finding).
+Primitives: `+strings.Join(torture.Primitives, ", ")+`, or all.
+Scenarios: `+strings.Join(torture.Scenarios, ", ")+`, or all (each
+scenario that applies: minority-down and split-brain are redlock's).
 Servers are started (redis-server must be on PATH) unless given; restart and
-server-pause need the harness's own lock server.`, stdout, stderr)
-	lockAddr := fs.String("lock-addr", "", "host:port of the Redis the locks live on (default: start one)")
+server-pause need the harness's own lock servers.`, stdout, stderr)
+	lockAddr := fs.String("lock-addr", "", "host:port of the Redis the locks live on; redlock: five, comma-separated (default: start them)")
 	resAddr := fs.String("resource-addr", "", "host:port of the Redis holding the protected counters (default: start one)")
+	primitive := fs.String("primitive", "rlock", "the lock to torture (see above)")
 	scenario := fs.String("scenario", "all", "the fault to inject (see above)")
-	workers := fs.Int("workers", 6, "concurrent workers, each with its own Client and connection")
+	workers := fs.Int("workers", 6, "concurrent workers, each with its own Clients and connections")
 	names := fs.Int("names", 2, "lock names the workers share")
+	permits := fs.Int("permits", 2, "semaphore: permits per name")
 	duration := fs.Duration("duration", 10*time.Second, "how long each scenario's workload runs")
 	lease := fs.Duration("lease", time.Second, "the watchdog lease (holder-pause: the fixed lease the pause outlasts)")
 	holdFor := fs.Duration("hold", 5*time.Millisecond, "longest critical section")
@@ -47,14 +53,26 @@ server-pause need the harness's own lock server.`, stdout, stderr)
 	if fs.NArg() > 0 {
 		return fail(stderr, "torture", exitUsage, "unexpected argument %q (see --help)", fs.Arg(0))
 	}
-	scenarios := []string{*scenario}
-	if *scenario == "all" {
-		scenarios = nil
+	prims := []string{*primitive}
+	if *primitive == "all" {
+		prims = torture.Primitives
+	}
+	type job struct{ prim, sc string }
+	var jobs []job
+	for _, p := range prims {
+		if *scenario != "all" {
+			jobs = append(jobs, job{p, *scenario})
+			continue
+		}
 		for _, sc := range torture.Scenarios {
-			if sc != "partition" {
-				scenarios = append(scenarios, sc)
+			if torture.Applies(p, sc) {
+				jobs = append(jobs, job{p, sc})
 			}
 		}
+	}
+	var lockAddrs []string
+	if *lockAddr != "" {
+		lockAddrs = strings.Split(*lockAddr, ",")
 	}
 	var events io.Writer
 	if *eventsOut != "" {
@@ -67,15 +85,15 @@ server-pause need the harness's own lock server.`, stdout, stderr)
 	}
 	var reports []*torture.Report
 	violated := false
-	for _, sc := range scenarios {
-		fmt.Fprintf(stderr, "redisync torture: %s for %v...\n", sc, *duration)
+	for _, j := range jobs {
+		fmt.Fprintf(stderr, "redisync torture: %s / %s for %v...\n", j.prim, j.sc, *duration)
 		rep, err := torture.Run(context.Background(), torture.Config{
-			LockAddr: *lockAddr, ResourceAddr: *resAddr, Scenario: sc,
-			Workers: *workers, Names: *names, Duration: *duration,
+			Primitive: j.prim, LockAddrs: lockAddrs, ResourceAddr: *resAddr, Scenario: j.sc,
+			Workers: *workers, Names: *names, Permits: *permits, Duration: *duration,
 			Lease: *lease, Hold: *holdFor, Seed: *seed, Events: events,
 		})
 		if err != nil {
-			return fail(stderr, "torture", exitError, "%s: %v", sc, err)
+			return fail(stderr, "torture", exitError, "%s / %s: %v", j.prim, j.sc, err)
 		}
 		reports = append(reports, rep)
 		violated = violated || len(rep.Violations()) > 0
@@ -90,7 +108,7 @@ server-pause need the harness's own lock server.`, stdout, stderr)
 	if violated {
 		for _, r := range reports {
 			for _, v := range r.Violations() {
-				fmt.Fprintf(stderr, "redisync torture: NEVER violated in %s: %s\n", r.Scenario, v)
+				fmt.Fprintf(stderr, "redisync torture: NEVER violated in %s / %s: %s\n", r.Primitive, r.Scenario, v)
 			}
 		}
 		return exitError
@@ -101,14 +119,15 @@ server-pause need the harness's own lock server.`, stdout, stderr)
 func printTorture(w io.Writer, reports []*torture.Report) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	defer tw.Flush()
-	fmt.Fprintln(tw, "scenario\tgrants\tfaults\toverlaps (unpaused)\tfence: stale / conflicts\tlost: fenced / unfenced\tstale accepted\tleaks\thangs\thand-off p50 / p99 ms\tverdict")
+	fmt.Fprintln(tw, "primitive\tscenario\tgrants\tfaults\toverlaps (unexcused)\tfence: stale / conflicts\tlost: fenced / unfenced\tstale accepted\tother NEVER\tleaks\thangs\thand-off p50 / p99 ms\trecovery ms\tverdict")
 	for _, r := range reports {
 		verdict := "ok"
 		if len(r.Violations()) > 0 {
 			verdict = "NEVER violated"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d (%d)\t%d / %d\t%d / %d\t%d\t%d\t%d\t%.2f / %.2f\t%s\n",
-			r.Scenario, r.Grants, r.Faults, r.Overlaps, r.OverlapsUnpaused, r.FencedStale, r.FencedConflicts,
-			r.FencedLost, r.PlainLost, r.StaleAccepted, len(r.Leaks), r.Hangs, r.HandoffP50, r.HandoffP99, verdict)
+		other := r.PartialHolds + r.DoubleReleases + r.FIFOInversions
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d (%d)\t%d / %d\t%d / %d\t%d\t%d\t%d\t%d\t%.2f / %.2f\t%.0f\t%s\n",
+			r.Primitive, r.Scenario, r.Grants, r.Faults, r.Overlaps, r.OverlapsUnexcused, r.FencedStale, r.FencedConflicts,
+			r.FencedLost, r.PlainLost, r.StaleAccepted, other, len(r.Leaks), r.Hangs, r.HandoffP50, r.HandoffP99, r.RecoveryMax, verdict)
 	}
 }

@@ -53,37 +53,25 @@ func (r *runState) nemesis(ctx context.Context) {
 		}
 		switch sc {
 		case "holder-pause":
+			if r.cfg.Child != nil {
+				// SIGSTOP a child inside a hold, for two leases.
+				if w, p := r.childHolding(ctx, rng); p != nil {
+					fault["worker"] = w.id
+					w.sigstop(ctx, p, 2*r.cfg.Lease)
+				}
+				break
+			}
 			r.mu.Lock()
 			r.paused = true
 			r.mu.Unlock()
 		case "crash":
-			// Every other crash kills a waiter (one that is waiting now),
-			// the others a holder inside its next hold.
-			w := r.workers[rng.IntN(len(r.workers))]
-			if n%2 == 1 {
-				for _, x := range r.workers {
-					if x.waiting.Load() {
-						w = x
-						break
-					}
-				}
-			}
-			fault["worker"] = w.id
-			if n%2 == 1 && w.waiting.Load() {
-				// Killed while it waits (a fair lock's queue must get over a
-				// dead waiter, a semaphore's over a dead request).
-				w.crashed.Store(true)
-				w.kill()
-				fault["while"] = "waiting"
+			if r.cfg.Child != nil {
+				r.killChild(ctx, rng, n, fault)
 			} else {
-				w.crashNext.Store(true) // dies inside its next hold
-				fault["while"] = "holding"
+				r.crashWorker(n, rng, fault)
 			}
 		case "key-delete", "split-brain":
-			if sc == "crash" {
-		every /= 2 // crashes are quick; their recovery takes a lease
-	}
-	if sc == "split-brain" {
+			if sc == "split-brain" {
 				node = 2 // the node both halves reach
 			}
 			name := r.names[rng.IntN(len(r.names))]
@@ -143,6 +131,56 @@ func (r *runState) nemesis(ctx context.Context) {
 		}
 		r.fault(fault)
 	}
+}
+
+// crashWorker crashes an in-process worker: every other time one that is
+// waiting now (a fair lock's queue must get over a dead waiter, a
+// semaphore's over a dead request), the others inside their next hold.
+func (r *runState) crashWorker(n int, rng *rand.Rand, fault map[string]any) {
+	w := r.workers[rng.IntN(len(r.workers))]
+	if n%2 == 1 {
+		for _, x := range r.workers {
+			if x.waiting.Load() {
+				w = x
+				break
+			}
+		}
+	}
+	fault["worker"] = w.id
+	if n%2 == 1 && w.waiting.Load() {
+		w.crashed.Store(true)
+		w.kill()
+		fault["while"] = "waiting"
+	} else {
+		w.crashNext.Store(true)
+		fault["while"] = "holding"
+	}
+}
+
+// killChild SIGKILLs a child process: every other time one inside a hold,
+// the others whatever it is doing.
+func (r *runState) killChild(ctx context.Context, rng *rand.Rand, n int, fault map[string]any) {
+	w := r.workers[rng.IntN(len(r.workers))]
+	p := w.current()
+	if n%2 == 0 {
+		w, p = r.childHolding(ctx, rng)
+	}
+	if p != nil {
+		fault["worker"], fault["held"] = w.id, w.sigkill(p)
+	}
+}
+
+// childHolding waits (a second at most) for a child process inside a hold.
+func (r *runState) childHolding(ctx context.Context, rng *rand.Rand) (*worker, *childProc) {
+	deadline := time.Now().Add(time.Second)
+	for ctx.Err() == nil && time.Now().Before(deadline) {
+		w := r.workers[rng.IntN(len(r.workers))]
+		if p := w.current(); p != nil && p.holding() {
+			return w, p
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	return nil, nil
 }
 
 // partitionGroups sets split-brain's standing partition: even workers reach

@@ -75,10 +75,11 @@ type Config struct {
 	Lease        time.Duration // the Clients' watchdog timeout
 	Hold         time.Duration // longest critical section
 	Seed         uint64
-	Events       io.Writer     // JSONL of every hold and fault (nil: none)
+	Events       io.Writer     `json:"-"` // JSONL of every hold and fault (nil: none)
 	HangAfter    time.Duration // a call returning this long after its deadline is a hang (default 100 ms)
 	// Child, when set, runs each worker as a child process: the command
-	// (argv) starts one, and ChildMain must be what it runs.
+	// (argv) starts one, and it must call ChildMain (see IsChild). Then a
+	// holder pause is SIGSTOP and a crash SIGKILL.
 	Child []string
 }
 
@@ -189,7 +190,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	run := &runState{cfg: cfg, start: time.Now(), events: cfg.Events}
+	run := &runState{cfg: cfg, start: monotime(), events: cfg.Events}
 	defer run.teardown()
 	if err := run.setup(ctx); err != nil {
 		return nil, err
@@ -201,6 +202,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if cfg.Child != nil {
+				w.runChildren(wctx)
+				return
+			}
 			w.run(wctx)
 		}()
 	}
@@ -217,7 +222,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // runState is one run: its servers, workers, and what they recorded.
 type runState struct {
 	cfg     Config
-	start   time.Time
+	start   time.Duration // CLOCK_MONOTONIC at the start, shared with child processes
+	child   bool          // this is a child process: holds go to events
 	events  io.Writer
 	names   []string
 	prefix  string              // of every name of this run
@@ -228,16 +234,17 @@ type runState struct {
 	workers []*worker
 	closers []func()
 
-	mu       sync.Mutex
-	holds    []hold
-	faults   int
-	errors   int
-	hangs    int
-	timeouts int
-	partial  int
-	doubles  int
-	paused   bool // the nemesis asks the next holder to pause (holder-pause)
-	crashes  []crash
+	mu         sync.Mutex
+	holds      []hold
+	faults     int
+	errors     int
+	hangs      int
+	timeouts   int
+	partial    int
+	doubles    int
+	paused     bool // the nemesis asks the next holder to pause (holder-pause)
+	childLeaks int  // renewals and subscriptions child processes still had after Close
+	crashes    []crash
 	// hits are the faults that took locks away (key deleted, server
 	// restarted), by time; name "" hits every name.
 	hits []hit
@@ -324,7 +331,7 @@ func (r *runState) teardown() {
 	}
 }
 
-func (r *runState) now() time.Duration { return time.Since(r.start) }
+func (r *runState) now() time.Duration { return monotime() - r.start }
 
 func (r *runState) log(v any) {
 	if r.events == nil {
@@ -353,6 +360,10 @@ func (r *runState) takePause() bool {
 }
 
 func (r *runState) record(h hold) {
+	if r.child {
+		r.log(h) // the parent records it
+		return
+	}
 	r.mu.Lock()
 	r.holds = append(r.holds, h)
 	r.mu.Unlock()

@@ -2,6 +2,7 @@ package torture
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -12,7 +13,15 @@ import (
 	"github.com/redisync/redisync/internal/redistest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if IsChild() { // this test binary, started as a worker process
+		os.Exit(ChildMain(os.Stdout))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// childCommand starts this test binary as a torture child.
+func childCommand() []string { return []string{os.Args[0], "-test.run=^$"} }
 
 // ciTier is what the CI tier runs, by primitive (reference/reliability.md
 // §9: rlock S1, S4, S5, S10, S11, S15, S16, S17, S24 and crashes; fairlock
@@ -77,6 +86,40 @@ func TestNeverClassesHoldUnderEveryScenario(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// Workers as child processes: a pause is SIGSTOP (the whole process, its
+// watchdog included) and a crash SIGKILL (no clean-up at all).
+func TestChildProcessesStoppedAndKilled(t *testing.T) {
+	resource := redistest.Start(t)
+	for _, tc := range []struct{ prim, sc string }{
+		{"rlock", "holder-pause"}, {"rlock", "crash"}, {"fairlock", "crash"}, {"semaphore", "crash"},
+	} {
+		t.Run(tc.prim+"/"+tc.sc, func(t *testing.T) {
+			cfg := Config{
+				Primitive: tc.prim, ResourceAddr: resource.Addr(), Scenario: tc.sc,
+				Workers: 4, Names: 1, Duration: 3 * time.Second, Lease: 500 * time.Millisecond,
+				Hold: 20 * time.Millisecond, Seed: 7, HangAfter: 500 * time.Millisecond,
+				Child: childCommand(),
+			}
+			rep, err := Run(context.Background(), cfg)
+			require.NoError(t, err)
+			t.Logf("%+v", *rep)
+			assert.Empty(t, rep.Violations())
+			assert.Positive(t, rep.Grants)
+			assert.Positive(t, rep.Faults)
+			if tc.sc == "holder-pause" {
+				// A stopped holder overlaps the next ones. On SIGCONT it
+				// usually finds its loss already signalled and does not
+				// write; when it does, the fence must turn it away (the
+				// NEVER results above).
+				assert.Positive(t, rep.Overlaps, "a stopped holder overlaps the next one")
+			} else {
+				assert.Positive(t, rep.RecoveryMax, "a killed holder's share came back")
+				assert.Less(t, rep.RecoveryMax, float64(cfg.Lease+cfg.Lease/4+time.Second)/1e6)
+			}
+		})
 	}
 }
 

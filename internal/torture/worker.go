@@ -18,9 +18,14 @@ import (
 // rueidis connection through a proxy of its own (one per lock server), so
 // that the nemesis can cut or crash one worker alone.
 type worker struct {
-	r       *runState
-	id      int
-	proxies []*proxy
+	r           *runState
+	id          int
+	proxies     []*proxy // in the parent: one per lock server
+	addrs       []string // where the worker's process connects: its proxies
+	incarnation int      // child processes: how many ran before this one
+
+	// Child processes (Config.Child): the one running, and what it holds.
+	proc *childProc
 
 	// The process, rebuilt after a crash. mu guards it against the
 	// nemesis, which crashes a worker that is waiting from outside.
@@ -44,6 +49,10 @@ func (r *runState) newWorker(id int) (*worker, error) {
 			return nil, err
 		}
 		w.proxies = append(w.proxies, px)
+		w.addrs = append(w.addrs, px.addr())
+	}
+	if r.cfg.Child != nil {
+		return w, nil // its processes connect by themselves
 	}
 	if err := w.boot(); err != nil {
 		w.close()
@@ -57,8 +66,8 @@ func (w *worker) boot() error {
 	cfg := &w.r.cfg
 	var rcs []rueidis.Client
 	var clients []*redisync.Client
-	for _, px := range w.proxies {
-		rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{px.addr()}, DisableCache: true, ForceSingleClient: true})
+	for _, addr := range w.addrs {
+		rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true, ForceSingleClient: true})
 		if err != nil {
 			for _, c := range rcs {
 				c.Close()
@@ -119,7 +128,7 @@ func (w *worker) contender() contender {
 // run does acquire → critical section → release until ctx ends.
 func (w *worker) run(ctx context.Context) {
 	r, cfg := w.r, &w.r.cfg
-	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(w.id)))
+	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(w.id)<<16|uint64(w.incarnation)))
 	for ctx.Err() == nil {
 		if w.crashed.Swap(false) {
 			if err := w.boot(); err != nil {
@@ -145,8 +154,9 @@ func (w *worker) run(ctx context.Context) {
 			continue
 		}
 		w.grants++
+		r.entered(w.id, g.names, g.mode, call)
 		h := hold{Kind: "hold", Names: g.names, Tokens: g.tokens, Mode: g.mode, Worker: w.id,
-			Owner: fmt.Sprintf("w%d-g%d", w.id, w.grants), Call: call, Enter: r.now()}
+			Owner: fmt.Sprintf("w%d.%d-g%d", w.id, w.incarnation, w.grants), Call: call, Enter: r.now()}
 		w.critical(ctx, rng, g, &h)
 		if h.Crashed {
 			r.record(h)
@@ -156,6 +166,9 @@ func (w *worker) run(ctx context.Context) {
 		if h.LostAt == 0 && g.err() != nil {
 			h.LostAt = h.Exit
 		}
+		// Recorded before the release: a child process killed after this
+		// line is known to have left the section (its lock just expires).
+		r.record(h)
 		released := g.release(context.Background()) == nil
 		// A second release of a hold released once must be turned away.
 		if released && rng.IntN(8) == 0 {
@@ -163,7 +176,6 @@ func (w *worker) run(ctx context.Context) {
 				r.count(&r.doubles)
 			}
 		}
-		r.record(h)
 	}
 }
 
