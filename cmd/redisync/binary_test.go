@@ -363,6 +363,10 @@ func TestTortureRunsAndPrintsTheTable(t *testing.T) {
 	r = cli(t, e, "", "torture", "--scenario", "nope")
 	assert.Equal(t, exitError, r.code)
 	assert.Contains(t, r.stderr, "unknown scenario")
+	// Workers as processes of the binary itself, SIGKILLed by the nemesis.
+	r = cli(t, e, "", "torture", "--processes", "--scenario", "crash", "--duration", "2s", "--lease", "300ms", "--workers", "3", "--names", "1")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "crash")
 	r = cli(t, e, "", "torture", "--primitive", "mutex")
 	assert.Equal(t, exitError, r.code)
 	assert.Contains(t, r.stderr, "unknown primitive")

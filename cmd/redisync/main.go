@@ -24,6 +24,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/redisync/redisync/internal/torture"
 )
 
 const usage = `usage: redisync <command> [flags]
@@ -41,6 +43,9 @@ run 'redisync <command> --help' for a command's flags
 `
 
 func main() {
+	if torture.IsChild() { // a worker process of `redisync torture --processes`
+		os.Exit(torture.ChildMain(os.Stdout))
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -45,6 +45,7 @@ server-pause need the harness's own lock servers.`, stdout, stderr)
 	lease := fs.Duration("lease", time.Second, "the watchdog lease (holder-pause: the fixed lease the pause outlasts)")
 	holdFor := fs.Duration("hold", 5*time.Millisecond, "longest critical section")
 	seed := fs.Uint64("seed", 1, "seed of the workload and the fault schedule (same seed, same schedule)")
+	processes := fs.Bool("processes", false, "run each worker as a child process: holder-pause is then SIGSTOP and crash SIGKILL")
 	jsonOut := fs.String("json", "", "write the reports as JSON to this file")
 	eventsOut := fs.String("events", "", "write every hold and fault as JSONL to this file")
 	if done, code := parseFlags(fs, args); done {
@@ -70,6 +71,14 @@ server-pause need the harness's own lock servers.`, stdout, stderr)
 			}
 		}
 	}
+	var child []string
+	if *processes {
+		exe, err := os.Executable()
+		if err != nil {
+			return fail(stderr, "torture", exitError, "%v", err)
+		}
+		child = []string{exe}
+	}
 	var lockAddrs []string
 	if *lockAddr != "" {
 		lockAddrs = strings.Split(*lockAddr, ",")
@@ -90,7 +99,7 @@ server-pause need the harness's own lock servers.`, stdout, stderr)
 		rep, err := torture.Run(context.Background(), torture.Config{
 			Primitive: j.prim, LockAddrs: lockAddrs, ResourceAddr: *resAddr, Scenario: j.sc,
 			Workers: *workers, Names: *names, Permits: *permits, Duration: *duration,
-			Lease: *lease, Hold: *holdFor, Seed: *seed, Events: events,
+			Lease: *lease, Hold: *holdFor, Seed: *seed, Events: events, Child: child,
 		})
 		if err != nil {
 			return fail(stderr, "torture", exitError, "%s / %s: %v", j.prim, j.sc, err)

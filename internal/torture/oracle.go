@@ -219,11 +219,15 @@ func (r *runState) fenceTotals(ctx context.Context, rep *Report, name string, hs
 // recovery is the worst time, in ms, from a holder's crash until a name it
 // held is fully in use again: held exclusively by someone (a writer, for a
 // read-write lock), or with all Permits permits held (semaphore) — the
-// crashed hold's share must come back by itself.
+// crashed hold's share must come back by itself. A crash that follows
+// another of the same name within two leases is not measured.
 func (r *runState) recovery(byName map[string][]hold) float64 {
 	var worst time.Duration
-	for _, c := range r.crashes {
+	for i, c := range r.crashes {
 		for _, name := range c.names {
+			if r.crashedJustBefore(i, name) {
+				continue // two shares to come back: the two recoveries mix
+			}
 			hs := byName[name]
 			full := 1
 			if len(hs) > 0 && hs[0].Mode == modePermit {
@@ -247,6 +251,17 @@ func (r *runState) recovery(byName map[string][]hold) float64 {
 		}
 	}
 	return float64(worst) / 1e6
+}
+
+// crashedJustBefore reports whether another crash struck name within the
+// two leases before crash i.
+func (r *runState) crashedJustBefore(i int, name string) bool {
+	for _, o := range r.crashes[:i] {
+		if r.crashes[i].at-o.at < 2*r.cfg.Lease && slices.Contains(o.names, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // leaks: after Close and one lease (and the subscription linger), nothing
