@@ -44,6 +44,17 @@
 // the lock. A fixed-lease hold reports the same when its lease runs out before
 // Unlock.
 //
+// # Waiting and permissions
+//
+// A waiter sleeps until a release wakes it by pub/sub (PUBLISH, or SPUBLISH
+// on a Cluster), or until its bounded poll (WithMaxPoll) comes round, so a
+// lost message costs at most one poll. The Redis user needs EVAL and EVALSHA
+// on the lock keys, SUBSCRIBE (or SSUBSCRIBE) and PUBLISH (or SPUBLISH) on
+// the lock channels, and TIME, PEXPIRE and the like inside scripts. If an
+// ACL denies PUBLISH, releases still complete (the wake-up is skipped, never
+// half of a release) and waiters fall back to polling; if it denies EVAL,
+// every call fails with the server's NOPERM error (a *rueidis.RedisError).
+//
 // # Safety
 //
 // A lease is not mutual exclusion: a holder paused longer than its lease (GC,

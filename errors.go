@@ -14,9 +14,10 @@ var (
 	// ErrClosed is returned by every operation after Client.Close. A hold
 	// ended by Close reports an error matching both ErrLockLost and ErrClosed.
 	ErrClosed = errs.ErrClosed
-	// ErrInvalidName is returned when a lock name cannot be used on the
-	// deployment (on a Redis Cluster: a name without a hash tag that contains
-	// '}', so its derived keys cannot share its hash slot).
+	// ErrInvalidName is returned by every method of a handle whose name
+	// cannot be used: empty, longer than MaxNameLength, or on a Redis
+	// Cluster a name without a hash tag that contains '}' (its derived keys
+	// could not share its hash slot). Nothing is sent to Redis.
 	ErrInvalidName = errs.ErrInvalidName
 	// ErrNonReentrant is returned by Lock and TryLock of a non-reentrant
 	// handle that already holds its lock.

@@ -310,8 +310,8 @@ func TestDeletedFairLockSignalsLoss(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	e := setup(t)
-	assert.PanicsWithValue(t, "fairlock: empty lock name", func() { New(e.C, "") })
-	assert.Panics(t, func() { New(e.C, strings.Repeat("x", MaxNameLength+1)) })
+	assert.ErrorIs(t, New(e.C, "").Lock(bg()), redisync.ErrInvalidName)
+	assert.ErrorIs(t, New(e.C, strings.Repeat("x", MaxNameLength+1)).Lock(bg()), redisync.ErrInvalidName)
 	assert.Panics(t, func() { New(e.C, "x", WithWaiterTimeout(time.Millisecond)) })
 	assert.Panics(t, func() { New(e.C, "x", WithLease(0)) })
 	assert.Panics(t, func() { New(e.C, "x", WithOwner("")) })

@@ -24,6 +24,7 @@ type Mutex struct {
 	nodes       []*node
 	e0          *engine.Engine // the first client: its watchdog, id, observer
 	name, owner string
+	nameErr     error // the name cannot be used: every method returns it
 	lease       time.Duration
 	leaseMs     string
 	fixed       bool
@@ -52,9 +53,10 @@ var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); retu
 
 // New returns a Redlock named name over the masters behind clients (one
 // Client per independent master, no replication between them; use an odd
-// number, 3 or 5). It does no I/O. New panics if there are no clients, a
-// client is nil or repeated, name is empty or too long, or an option is out
-// of range.
+// number, 3 or 5). It does no I/O. A name that cannot be used (empty, too
+// long, or unusable on a Cluster node) makes Lock, TryLock and Unlock return
+// redisync.ErrInvalidName without I/O. New panics if there are no clients,
+// a client is nil or repeated, or an option is out of range.
 func New(clients []*redisync.Client, name string, opts ...Option) *Mutex {
 	if len(clients) == 0 {
 		panic("redlock: no clients")
@@ -75,8 +77,8 @@ func New(clients []*redisync.Client, name string, opts ...Option) *Mutex {
 			panic(fmt.Sprintf("redlock: client %d is given twice: every node must be a different master", i))
 		}
 		seen[e] = true
-		if err := lockopt.CheckName("redlock", e, name); err != nil {
-			panic(err.Error())
+		if err := lockopt.CheckName("redlock", e, name); err != nil && m.nameErr == nil {
+			m.nameErr = err
 		}
 		counter, _ := keys.Derived(keys.RedlockTokenPrefix, name)
 		m.nodes = append(m.nodes, &node{e: e, keys: scripts.RedlockKeys{Lock: name, Counter: counter}, state: stateOf(e)})
@@ -118,6 +120,9 @@ func (m *Mutex) Name() string { return m.name }
 func (m *Mutex) Lock(ctx context.Context) error {
 	if ctx == nil {
 		panic("redlock: nil Context")
+	}
+	if m.nameErr != nil {
+		return m.nameErr
 	}
 	start := time.Now()
 	for attempts := 0; ; attempts++ {
@@ -165,6 +170,9 @@ func withCause(qerr *QuorumError, cause error) error {
 func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 	if ctx == nil {
 		panic("redlock: nil Context")
+	}
+	if m.nameErr != nil {
+		return false, m.nameErr
 	}
 	if err := ctx.Err(); err != nil {
 		return false, err
@@ -299,6 +307,9 @@ func (m *Mutex) granted(token uint64, start time.Time) error {
 func (m *Mutex) Unlock(ctx context.Context) error {
 	if ctx == nil {
 		panic("redlock: nil Context")
+	}
+	if m.nameErr != nil {
+		return m.nameErr
 	}
 	m.op.Lock()
 	defer m.op.Unlock()

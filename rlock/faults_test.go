@@ -296,8 +296,14 @@ func TestRedissonAndRedisyncExcludeAndWakeEachOther(t *testing.T) {
 
 func TestBadInputIsRejectedWithoutTouchingRedis(t *testing.T) {
 	e := setup(t)
-	assert.PanicsWithValue(t, "rlock: empty lock name", func() { New(e.C, "") })
-	assert.Panics(t, func() { New(e.C, strings.Repeat("x", 64<<10)) })
+	for _, name := range []string{"", strings.Repeat("x", 64<<10)} {
+		m := New(e.C, name) // names are data: an error, not a panic
+		assert.ErrorIs(t, m.Lock(bg()), redisync.ErrInvalidName)
+		ok, err := m.TryLock(bg())
+		assert.False(t, ok)
+		assert.ErrorIs(t, err, redisync.ErrInvalidName)
+		assert.ErrorIs(t, m.Unlock(bg()), redisync.ErrInvalidName)
+	}
 	assert.Panics(t, func() { New(nil, "x") })
 	assert.Panics(t, func() { New(e.C, "x", WithLease(0)) })
 	assert.Panics(t, func() { New(e.C, "x", WithLease(-time.Second)) })

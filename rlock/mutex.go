@@ -33,8 +33,10 @@ type Mutex struct {
 // New returns a lock named name on c. It does no I/O.
 //
 // The lock is the Redis hash named exactly name (see the package doc for the
-// layout). New panics if c is nil, name is empty or longer than
-// MaxNameLength, or an option is out of range.
+// layout). A name that cannot be used (empty, longer than MaxNameLength,
+// or unusable on a Cluster) makes every method return ErrInvalidName
+// without I/O. New panics if c is nil or an option is out of range (both
+// programming errors).
 func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 	e := engine.FromClient(c)
 	nameErr := lockopt.CheckName("rlock", e, name)

@@ -44,8 +44,10 @@ type RWMutex struct {
 // New returns a read-write lock named name on c. It does no I/O.
 //
 // The lock is the Redis hash named exactly name, in Redisson's
-// RReadWriteLock layout (see the package doc). New panics if c is nil, name
-// is empty or longer than MaxNameLength, or an option is out of range.
+// RReadWriteLock layout (see the package doc). A name that cannot be used
+// (empty, longer than MaxNameLength, or unusable on a Cluster) makes every
+// method return ErrInvalidName without I/O. New panics if c is nil or an
+// option is out of range.
 func New(c *redisync.Client, name string, opts ...Option) *RWMutex {
 	e := engine.FromClient(c)
 	nameErr := lockopt.CheckName("rwlock", e, name)

@@ -333,8 +333,8 @@ func TestLockersAndLoss(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	e := setup(t)
-	assert.PanicsWithValue(t, "rwlock: empty lock name", func() { New(e.C, "") })
-	assert.Panics(t, func() { New(e.C, strings.Repeat("x", MaxNameLength+1)) })
+	assert.ErrorIs(t, New(e.C, "").RLock(bg()), redisync.ErrInvalidName)
+	assert.ErrorIs(t, New(e.C, strings.Repeat("x", MaxNameLength+1)).Lock(bg()), redisync.ErrInvalidName)
 	assert.Panics(t, func() { New(e.C, "x", WithWaiterTimeout(time.Millisecond)) })
 	assert.Panics(t, func() { New(e.C, "x", WithLease(time.Microsecond)) })
 	rw := New(e.C, "x")

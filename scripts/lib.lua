@@ -116,10 +116,18 @@ local function drop_dead_waiters(queue, heartbeats, now_ms)
 end
 
 -- Tell the first waiter, if any, that the lock is free.
+-- notify publishes a wake-up. A failed PUBLISH (an ACL that denies it, a
+-- channel pattern the user may not use) must not abort the script after
+-- its writes: the release stands, and waiters fall back to their bounded
+-- poll.
+local function notify(publish, channel, message)
+  redis.pcall(publish, channel, message)
+end
+
 local function wake_head(queue, channel_prefix, publish)
   local head = redis.call('zrange', queue, 0, 0)[1]
   if head then
-    redis.call(publish, channel_prefix .. ':' .. head, '0')
+    notify(publish, channel_prefix .. ':' .. head, '0')
   end
 end
 

@@ -15,5 +15,5 @@ end
 local token = tonumber(redis.call('hget', KEYS[1], 'redisync:token') or '0')
 redis.call('del', KEYS[1])
 keep_token(token, KEYS[3])
-redis.call(ARGV[1], KEYS[2], '0')
+notify(ARGV[1], KEYS[2], '0')
 return 1

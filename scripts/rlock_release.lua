@@ -18,6 +18,6 @@
 -- A full release deletes the hash and publishes "0" on the channel.
 local reply, deleted = release_hold(KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), KEYS[3])
 if deleted then
-  redis.call(ARGV[4], KEYS[2], '0')
+  notify(ARGV[4], KEYS[2], '0')
 end
 return reply

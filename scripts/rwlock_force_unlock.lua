@@ -18,5 +18,5 @@ redis.call('del', KEYS[1])
 if token then
   keep_token(tonumber(string.sub(token, 2)), KEYS[3])
 end
-redis.call(ARGV[1], KEYS[2], '1')
+notify(ARGV[1], KEYS[2], '1')
 return 1

@@ -11,5 +11,5 @@
 if redis.call('zrem', KEYS[1], ARGV[1]) == 0 then
   return 0
 end
-redis.call(ARGV[2], KEYS[2], '1')
+notify(ARGV[2], KEYS[2], '1')
 return 1

@@ -61,5 +61,5 @@ redis.call('del', KEYS[1])
 if token then
   keep_token(tonumber(string.sub(token, 2)), KEYS[5])
 end
-redis.call(ARGV[4], KEYS[2], '1')
+notify(ARGV[4], KEYS[2], '1')
 return {1, left}

@@ -38,5 +38,5 @@ else
     keep_token(tonumber(string.sub(token, 2)), KEYS[3])
   end
 end
-redis.call(ARGV[4], KEYS[2], '1')
+notify(ARGV[4], KEYS[2], '1')
 return {1, 0}

@@ -47,8 +47,10 @@ type Semaphore struct {
 // New returns the semaphore named name on c with the given capacity. It
 // does no I/O: the capacity is stored in Redis by the first call that finds
 // none there, and from then on Redis's value wins (SetPermits changes it).
-// New panics if c is nil, name is empty or longer than MaxNameLength,
-// permits is below 1, or an option is out of range.
+// A name that cannot be used (empty, longer than MaxNameLength, or unusable
+// on a Cluster) makes every method return redisync.ErrInvalidName without
+// I/O. New panics if c is nil, permits is below 1, or an option is out of
+// range.
 func New(c *redisync.Client, name string, permits int, opts ...Option) *Semaphore {
 	e := engine.FromClient(c)
 	nameErr := lockopt.CheckName("semaphore", e, name)

@@ -278,11 +278,12 @@ func TestLargeRequestIsNotStarvedBySmallOnes(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	e := setup(t)
-	assert.PanicsWithValue(t, "semaphore: empty lock name", func() { New(e.C, "", 1) })
+	_, err := New(e.C, "", 1).Acquire(bg(), 1)
+	assert.ErrorIs(t, err, redisync.ErrInvalidName)
 	assert.Panics(t, func() { New(e.C, "x", 0) })
 	assert.Panics(t, func() { New(e.C, "x", 1, WithLease(0)) })
 	s := New(e.C, "sem:bad", 2)
-	_, err := s.Acquire(bg(), 0)
+	_, err = s.Acquire(bg(), 0)
 	assert.ErrorIs(t, err, ErrBadCount)
 	_, _, err = s.TryAcquire(bg(), -1)
 	assert.ErrorIs(t, err, ErrBadCount)

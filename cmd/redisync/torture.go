@@ -139,4 +139,18 @@ func printTorture(w io.Writer, reports []*torture.Report) {
 			r.Primitive, r.Scenario, r.Grants, r.Faults, r.Overlaps, r.OverlapsUnexcused, r.FencedStale, r.FencedConflicts,
 			r.FencedLost, r.PlainLost, r.StaleAccepted, other, len(r.Leaks), r.Hangs, r.HandoffP50, r.HandoffP99, r.RecoveryMax, verdict)
 	}
+	tw.Flush()
+	for _, r := range reports {
+		if len(r.Inputs) == 0 {
+			continue
+		}
+		fmt.Fprintln(w, "\nbad inputs (S25):")
+		for _, in := range r.Inputs {
+			mark := "ok  "
+			if !in.OK {
+				mark = "FAIL"
+			}
+			fmt.Fprintf(w, "  %s  %-30s  %s\n", mark, in.Input, in.Outcome)
+		}
+	}
 }

@@ -73,15 +73,17 @@ func (o *Options) Resolve(e *engine.Engine) (owner string, lease time.Duration, 
 	return owner, e.Config.WatchdogTimeout, false
 }
 
-// CheckName panics on an empty or over-long name (programmer errors), and
-// returns the error the handle's methods report when the name's keys cannot
-// share one Cluster slot on this deployment (nil otherwise).
+// CheckName returns the error a handle's methods report for its name, nil
+// when the name can be used: ErrInvalidName when it is empty, longer than
+// MaxNameLength, or (on a Redis Cluster) when its keys cannot share one
+// slot. Names are often data (an order id, a tenant), so a bad one is an
+// error for the caller to handle, never a panic.
 func CheckName(pkg string, e *engine.Engine, name string) error {
 	if name == "" {
-		panic(pkg + ": empty lock name")
+		return fmt.Errorf("%s: empty lock name: %w", pkg, errs.ErrInvalidName)
 	}
 	if len(name) > MaxNameLength {
-		panic(fmt.Sprintf("%s: lock name of %d bytes exceeds MaxNameLength (%d)", pkg, len(name), MaxNameLength))
+		return fmt.Errorf("%s: lock name of %d bytes exceeds MaxNameLength (%d): %w", pkg, len(name), MaxNameLength, errs.ErrInvalidName)
 	}
 	if _, ok := keys.Derived("", name); !ok && e.Cluster {
 		return fmt.Errorf("%s: name %q has no hash tag and contains '}', so its keys cannot share a Cluster slot: %w", pkg, name, errs.ErrInvalidName)

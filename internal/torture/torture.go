@@ -50,15 +50,20 @@ import (
 // S1, reply-loss S4, partition S5, restart S10, server-pause S11,
 // script-flush S15, key-delete S16, cancel S17, pubsub-kill S24, crash
 // (S20–S22's crashed holders and waiters); for redlock also minority-down
-// S6 and split-brain S7 (key-delete on one node is S8).
+// S6 and split-brain S7 (key-delete on one node is S8). bad-input (S25) runs
+// no workload: it checks each bad input's outcome (badinput.go), for every
+// primitive at once, so it runs under rlock only.
 var Scenarios = []string{"none", "holder-pause", "key-delete", "script-flush", "pubsub-kill", "restart", "cancel",
-	"partition", "reply-loss", "server-pause", "crash", "minority-down", "split-brain"}
+	"partition", "reply-loss", "server-pause", "crash", "minority-down", "split-brain", "bad-input"}
 
 // redlockOnly are the scenarios that need several lock servers.
 var redlockOnly = []string{"minority-down", "split-brain"}
 
 // Applies reports whether scenario can run with primitive.
 func Applies(primitive, scenario string) bool {
+	if scenario == "bad-input" {
+		return primitive == "rlock"
+	}
 	return primitive == "redlock" || !slices.Contains(redlockOnly, scenario)
 }
 
@@ -101,6 +106,8 @@ func (c *Config) defaults() error {
 		return fmt.Errorf("unknown primitive %q (one of %v)", c.Primitive, Primitives)
 	case !slices.Contains(Scenarios, c.Scenario):
 		return fmt.Errorf("unknown scenario %q (one of %v)", c.Scenario, Scenarios)
+	case c.Scenario == "bad-input" && c.Primitive != "rlock":
+		return fmt.Errorf("scenario bad-input covers every primitive: run it with rlock")
 	case !Applies(c.Primitive, c.Scenario):
 		return fmt.Errorf("scenario %s needs several lock servers: redlock only", c.Scenario)
 	case c.Workers <= 0 || c.Names <= 0 || c.Duration <= 0 || c.Lease < 10*time.Millisecond || c.Hold < 0:
@@ -119,30 +126,31 @@ func (c *Config) defaults() error {
 
 // Report is what a run found. The NEVER fields must be zero.
 type Report struct {
-	Primitive         string   `json:"primitive"`
-	Scenario          string   `json:"scenario"`
-	Seed              uint64   `json:"seed"`
-	Grants            int      `json:"grants"`
-	Faults            int      `json:"faults"`
-	Overlaps          int      `json:"overlaps"`           // overlapping pairs the mode forbids
-	OverlapsUnexcused int      `json:"overlaps_unexcused"` // NEVER: with no pause, no fault taking the lock, no loss told in time
-	MaxConcurrent     int      `json:"max_concurrent"`     // most holds of one name at once
-	FencedAccepted    int      `json:"fenced_accepted"`
-	FencedStale       int64    `json:"fenced_stale_rejected"`
-	FencedConflicts   int64    `json:"fenced_conflicts"`
-	FencedLost        int64    `json:"fenced_lost_updates"`   // NEVER
-	StaleAccepted     int      `json:"stale_writes_accepted"` // NEVER: an accepted write older (by token) than one accepted before it
-	PlainLost         int64    `json:"unfenced_lost_updates"`
-	PartialHolds      int      `json:"partial_holds"`            // NEVER: a failed multilock left a component held
-	DoubleReleases    int      `json:"double_releases_accepted"` // NEVER
-	FIFOInversions    int      `json:"fifo_inversions"`          // NEVER (fairlock)
-	Leaks             []string `json:"leaks"`                    // NEVER
-	Hangs             int      `json:"hangs"`                    // NEVER: calls that outlived their deadline
-	Timeouts          int      `json:"timeouts"`                 // Lock calls that used up a generous deadline
-	HandoffP50        float64  `json:"handoff_p50_ms"`
-	HandoffP99        float64  `json:"handoff_p99_ms"`
-	RecoveryMax       float64  `json:"recovery_max_ms"` // crash → next grant of the name, worst case
-	Errors            int      `json:"errors"`          // acquire or resource errors (faults cause some)
+	Primitive         string       `json:"primitive"`
+	Scenario          string       `json:"scenario"`
+	Seed              uint64       `json:"seed"`
+	Grants            int          `json:"grants"`
+	Faults            int          `json:"faults"`
+	Overlaps          int          `json:"overlaps"`           // overlapping pairs the mode forbids
+	OverlapsUnexcused int          `json:"overlaps_unexcused"` // NEVER: with no pause, no fault taking the lock, no loss told in time
+	MaxConcurrent     int          `json:"max_concurrent"`     // most holds of one name at once
+	FencedAccepted    int          `json:"fenced_accepted"`
+	FencedStale       int64        `json:"fenced_stale_rejected"`
+	FencedConflicts   int64        `json:"fenced_conflicts"`
+	FencedLost        int64        `json:"fenced_lost_updates"`   // NEVER
+	StaleAccepted     int          `json:"stale_writes_accepted"` // NEVER: an accepted write older (by token) than one accepted before it
+	PlainLost         int64        `json:"unfenced_lost_updates"`
+	PartialHolds      int          `json:"partial_holds"`            // NEVER: a failed multilock left a component held
+	DoubleReleases    int          `json:"double_releases_accepted"` // NEVER
+	FIFOInversions    int          `json:"fifo_inversions"`          // NEVER (fairlock)
+	Leaks             []string     `json:"leaks"`                    // NEVER
+	Hangs             int          `json:"hangs"`                    // NEVER: calls that outlived their deadline
+	Timeouts          int          `json:"timeouts"`                 // Lock calls that used up a generous deadline
+	HandoffP50        float64      `json:"handoff_p50_ms"`
+	HandoffP99        float64      `json:"handoff_p99_ms"`
+	RecoveryMax       float64      `json:"recovery_max_ms"`  // crash → next grant of the name, worst case
+	Errors            int          `json:"errors"`           // acquire or resource errors (faults cause some)
+	Inputs            []InputCheck `json:"inputs,omitempty"` // bad-input: each input's outcome (NEVER: one not ok)
 }
 
 // Violations lists the NEVER results that did not hold.
@@ -162,6 +170,11 @@ func (r *Report) Violations() []string {
 	add(r.Hangs, "calls outlived their deadline")
 	if len(r.Leaks) > 0 {
 		v = append(v, fmt.Sprintf("leaks: %v", r.Leaks))
+	}
+	for _, in := range r.Inputs {
+		if !in.OK {
+			v = append(v, fmt.Sprintf("bad input %q: %s", in.Input, in.Outcome))
+		}
 	}
 	return v
 }
@@ -194,6 +207,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer run.teardown()
 	if err := run.setup(ctx); err != nil {
 		return nil, err
+	}
+	if cfg.Scenario == "bad-input" {
+		rep := &Report{Primitive: cfg.Primitive, Scenario: cfg.Scenario, Seed: cfg.Seed, Leaks: []string{}}
+		rep.Inputs = run.badInputs(ctx)
+		rep.Faults = len(rep.Inputs)
+		return rep, nil
 	}
 	wctx, stop := context.WithTimeout(ctx, cfg.Duration)
 	defer stop()

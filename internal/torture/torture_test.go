@@ -45,12 +45,12 @@ func TestNeverClassesHoldUnderEveryScenario(t *testing.T) {
 			t.Run(prim+"/"+sc, func(t *testing.T) {
 				cfg := Config{
 					Primitive: prim, ResourceAddr: resource.Addr(),
-					Scenario: sc, Workers: 6, Names: 2, Duration: 3 * time.Second,
+					Scenario: sc, Workers: 6, Names: 2, Duration: 2 * time.Second,
 					Lease: time.Second, Hold: 5 * time.Millisecond, Seed: 1,
 					HangAfter: 500 * time.Millisecond, // CI machines stall; 100 ms by hand
 				}
-				if prim != "rlock" && sc != "crash" {
-					cfg.Duration = 2 * time.Second
+				if sc == "crash" {
+					cfg.Duration = 3 * time.Second // crashes, then a lease to recover
 				}
 				if sc == "split-brain" {
 					// Holds long enough that the other half gets in while
@@ -170,4 +170,16 @@ func TestBadConfigsAreRejected(t *testing.T) {
 		_, err := Run(context.Background(), cfg)
 		assert.Error(t, err, "%+v", cfg)
 	}
+}
+
+// S25: every bad input gets its documented outcome, and nothing is left in
+// Redis.
+func TestBadInputsGetTypedErrors(t *testing.T) {
+	rep, err := Run(context.Background(), Config{Scenario: "bad-input", Workers: 1, Names: 1, Duration: time.Second, Lease: time.Second})
+	require.NoError(t, err)
+	for _, in := range rep.Inputs {
+		t.Logf("%-32s %v  %s", in.Input, in.OK, in.Outcome)
+	}
+	assert.Empty(t, rep.Violations())
+	assert.GreaterOrEqual(t, len(rep.Inputs), 15)
 }

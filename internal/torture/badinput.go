@@ -1,0 +1,424 @@
+package torture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/fairlock"
+	"github.com/redisync/redisync/internal/redistest"
+	"github.com/redisync/redisync/redlock"
+	"github.com/redisync/redisync/rlock"
+	"github.com/redisync/redisync/rwlock"
+	"github.com/redisync/redisync/semaphore"
+)
+
+// The bad-input scenario (S25) feeds each input of reference/reliability.md
+// §9's list to the library against a real server and checks its outcome:
+// a typed error (errors.Is / errors.As), found before any I/O where it can
+// be; a panic only where documented (a nil Context, a nil Client, an option
+// out of range — programming errors, caught at New); never an undocumented
+// panic, never state left in Redis. Each check is one row of the report.
+
+// InputCheck is the outcome of one bad input.
+type InputCheck struct {
+	Input   string `json:"input"`
+	Outcome string `json:"outcome"`
+	OK      bool   `json:"ok"`
+}
+
+// badInputs runs the checks against the run's lock server.
+func (r *runState) badInputs(ctx context.Context) []InputCheck {
+	addr := r.cfg.LockAddrs[0]
+	admin := r.admins[0]
+	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true, ForceSingleClient: true})
+	if err != nil {
+		return []InputCheck{{Input: "connect", Outcome: err.Error()}}
+	}
+	defer rc.Close()
+	c := redisync.New(rc)
+	defer c.Close()
+	var out []InputCheck
+	check := func(input string, f func() (string, bool)) {
+		out = append(out, r.runCheck(ctx, admin, input, f))
+	}
+	name := r.prefix + "bad"
+
+	// Names are data: every primitive returns ErrInvalidName, with no I/O.
+	for _, bad := range []struct{ label, name string }{{"empty name", ""}, {"64 KiB name", strings.Repeat("n", 64<<10)}} {
+		check(bad.label, noIO(r, admin, func() (string, bool) {
+			c2, c3 := redisync.New(rc), redisync.New(rc) // redlock's other "nodes"
+			defer c2.Close()
+			defer c3.Close()
+			errs := []error{
+				rlock.New(c, bad.name).Lock(ctx),
+				fairlock.New(c, bad.name).Lock(ctx),
+				rwlock.New(c, bad.name).RLock(ctx),
+				rwlock.New(c, bad.name).Lock(ctx),
+				redlock.New([]*redisync.Client{c, c2, c3}, bad.name).Lock(ctx),
+			}
+			_, err := semaphore.New(c, bad.name, 1).Acquire(ctx, 1)
+			errs = append(errs, err)
+			for _, err := range errs {
+				if !errors.Is(err, redisync.ErrInvalidName) {
+					return fmt.Sprintf("got %v", err), false
+				}
+			}
+			return "ErrInvalidName from every primitive, no I/O", true
+		}))
+	}
+	// Durations out of range are programming errors: a documented panic at
+	// New, before anything is sent.
+	for _, d := range []struct {
+		label string
+		lease time.Duration
+	}{{"lease 0", 0}, {"negative lease", -time.Second}, {"sub-millisecond lease", time.Microsecond}} {
+		check(d.label, noIO(r, admin, func() (string, bool) {
+			return documentedPanic(func() { rlock.New(c, name, rlock.WithLease(d.lease)) })
+		}))
+	}
+	// The longest lease a time.Duration holds (292 years): Redis takes it
+	// (PEXPIRE in ms cannot overflow), and it is released as usual.
+	check("largest lease", func() (string, bool) {
+		m := rlock.New(c, name, rlock.WithLease(math.MaxInt64))
+		if err := m.Lock(ctx); err != nil {
+			return fmt.Sprintf("Lock: %v", err), false
+		}
+		ttl, err := m.TTL(ctx)
+		if err := m.Unlock(ctx); err != nil {
+			return fmt.Sprintf("Unlock: %v", err), false
+		}
+		if err != nil || ttl < 100*365*24*time.Hour {
+			return fmt.Sprintf("TTL %v, %v", ttl, err), false
+		}
+		return fmt.Sprintf("granted with TTL %.0f years, released", ttl.Hours()/24/365), true
+	})
+	// A lease shorter than three round trips (renewal every third of it):
+	// the hold is granted, then lost and signalled, and its key expires.
+	check("lease below 3 round trips", func() (string, bool) {
+		m := rlock.New(c, name, rlock.WithLease(time.Millisecond))
+		if err := m.Lock(ctx); err != nil {
+			return fmt.Sprintf("Lock: %v", err), false
+		}
+		select {
+		case <-m.Done():
+		case <-time.After(time.Second):
+			return "a 1 ms fixed lease never reported lost", false
+		}
+		if !errors.Is(m.Err(), redisync.ErrLockLost) {
+			return fmt.Sprintf("Err: %v", m.Err()), false
+		}
+		_ = m.Unlock(ctx)
+		return "granted, loss signalled (ErrLockLost), key expired", true
+	})
+	check("deadline already passed", noIO(r, admin, func() (string, bool) {
+		dctx, cancel := context.WithTimeout(ctx, -time.Second)
+		defer cancel()
+		if err := rlock.New(c, name).Lock(dctx); err != context.DeadlineExceeded {
+			return fmt.Sprintf("got %v", err), false
+		}
+		return "context.DeadlineExceeded, no I/O", true
+	}))
+	check("cancelled ctx", noIO(r, admin, func() (string, bool) {
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		_, err := semaphore.New(c, name, 1).Acquire(cctx, 1)
+		if err != context.Canceled {
+			return fmt.Sprintf("got %v", err), false
+		}
+		return "context.Canceled, no I/O", true
+	}))
+	check("nil ctx", noIO(r, admin, func() (string, bool) {
+		//lint:ignore SA1012 the input under test
+		return documentedPanic(func() { _ = rlock.New(c, name).Lock(nil) }) //nolint:staticcheck
+	}))
+	check("nil Client", noIO(r, admin, func() (string, bool) {
+		return documentedPanic(func() { rlock.New(nil, name) })
+	}))
+	// redsync #168: one constant owner value given to handles of two
+	// Clients. Documented: they are one owner, so the second re-enters the
+	// first's hold (counted), and only balanced releases free the lock.
+	check("one owner id on two Clients", func() (string, bool) {
+		c2 := redisync.New(rc)
+		defer c2.Close()
+		a, b := rlock.New(c, name, rlock.WithOwner("constant")), rlock.New(c2, name, rlock.WithOwner("constant"))
+		if err := a.Lock(ctx); err != nil {
+			return err.Error(), false
+		}
+		if err := b.Lock(ctx); err != nil {
+			return err.Error(), false
+		}
+		n, _ := a.HoldCount(ctx)
+		_ = b.Unlock(ctx)
+		_ = a.Unlock(ctx)
+		if n != 2 {
+			return fmt.Sprintf("hold count %d", n), false
+		}
+		return "documented: one owner, the second handle re-enters (count 2)", true
+	})
+	check("client on a replica", func() (string, bool) { return r.replicaCheck(ctx, addr, name) })
+	check("BUSY script", func() (string, bool) { return r.busyCheck(ctx, addr, admin, c, name) })
+	check("ACL denies EVAL", func() (string, bool) {
+		return r.aclCheck(ctx, addr, admin, name, "-eval -evalsha -fcall")
+	})
+	check("ACL denies PUBLISH", func() (string, bool) {
+		return r.aclCheck(ctx, addr, admin, name, "-publish -spublish")
+	})
+	check("RESP2-only connection", func() (string, bool) { return resp2Check(ctx, addr, name) })
+	out = append(out, InputCheck{Input: "LOADING while a node restarts", Outcome: "not produced here (needs a dataset slow to load)", OK: true})
+	return out
+}
+
+// runCheck runs f, turning an undocumented panic into a failed check, and
+// checks that the run's keys are all gone afterwards.
+func (r *runState) runCheck(ctx context.Context, admin rueidis.Client, input string, f func() (string, bool)) (res InputCheck) {
+	res.Input = input
+	defer func() {
+		if p := recover(); p != nil {
+			res.Outcome, res.OK = fmt.Sprintf("undocumented panic: %v", p), false
+		}
+		if res.OK {
+			if left := r.leftKeys(ctx, admin); left != "" {
+				res.Outcome, res.OK = res.Outcome+"; but left "+left, false
+			}
+		}
+	}()
+	res.Outcome, res.OK = f()
+	return res
+}
+
+// leftKeys lists the run's lock keys still in Redis after a check (a
+// released token may linger a second; expired leases go).
+func (r *runState) leftKeys(ctx context.Context, admin rueidis.Client) string {
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		keys, err := admin.Do(ctx, admin.B().Keys().Pattern("*"+r.prefix+"*").Build()).AsStrSlice()
+		if err != nil {
+			return err.Error()
+		}
+		if len(keys) == 0 {
+			return ""
+		}
+		if time.Now().After(deadline) {
+			return fmt.Sprint(keys)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// noIO wraps a check that must send nothing to Redis: the server's command
+// count (INFO itself aside) must not move.
+func noIO(r *runState, admin rueidis.Client, f func() (string, bool)) func() (string, bool) {
+	return func() (string, bool) {
+		before := commandCalls(admin)
+		outcome, ok := f()
+		if after := commandCalls(admin); ok && after != before {
+			return fmt.Sprintf("%s — but %d commands reached Redis", outcome, after-before), false
+		}
+		return outcome, ok
+	}
+}
+
+// commandCalls sums the server's command counts, INFO's aside.
+func commandCalls(admin rueidis.Client) int64 {
+	info, err := admin.Do(context.Background(), admin.B().Info().Section("commandstats").Build()).ToString()
+	if err != nil {
+		return -1
+	}
+	var total int64
+	for _, line := range strings.Split(info, "\n") {
+		if !strings.HasPrefix(line, "cmdstat_") || strings.HasPrefix(line, "cmdstat_info:") {
+			continue
+		}
+		if i := strings.Index(line, "calls="); i >= 0 {
+			rest := line[i+len("calls="):]
+			n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
+			total += n
+		}
+	}
+	return total
+}
+
+// documentedPanic runs f, which must panic (a documented programming
+// error).
+func documentedPanic(f func()) (outcome string, ok bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			outcome, ok = fmt.Sprintf("documented panic: %v", p), true
+		}
+	}()
+	f()
+	return "no panic", false
+}
+
+// replicaCheck points a Client at a replica: Lock fails with the server's
+// READONLY error (a *rueidis.RedisError), and nothing is written.
+func (r *runState) replicaCheck(ctx context.Context, master, name string) (string, bool) {
+	replica, err := redistest.StartMain()
+	if err != nil {
+		return err.Error(), false
+	}
+	defer replica.Kill()
+	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{replica.Addr()}, DisableCache: true, ForceSingleClient: true})
+	if err != nil {
+		return err.Error(), false
+	}
+	defer rc.Close()
+	host, port, _ := strings.Cut(master, ":")
+	if err := rc.Do(ctx, rc.B().Replicaof().Host(host).Port(mustAtoi(port)).Build()).Error(); err != nil {
+		return err.Error(), false
+	}
+	c := redisync.New(rc)
+	defer c.Close()
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	err = rlock.New(c, name).Lock(lctx)
+	var re *rueidis.RedisError
+	if !errors.As(err, &re) || !strings.HasPrefix(re.Error(), "READONLY") {
+		return fmt.Sprintf("got %v", err), false
+	}
+	return "Lock: READONLY (*rueidis.RedisError)", true
+}
+
+// busyCheck runs a script that never ends on the server: a Lock meanwhile
+// gets the BUSY error, typed, then works once the script is killed.
+func (r *runState) busyCheck(ctx context.Context, addr string, admin rueidis.Client, c *redisync.Client, name string) (string, bool) {
+	old, _ := admin.Do(ctx, admin.B().ConfigGet().Parameter("busy-reply-threshold").Build()).AsStrMap()
+	_ = admin.Do(ctx, admin.B().ConfigSet().ParameterValue().ParameterValue("busy-reply-threshold", "50").Build()).Error()
+	defer func() {
+		if v := old["busy-reply-threshold"]; v != "" {
+			_ = admin.Do(ctx, admin.B().ConfigSet().ParameterValue().ParameterValue("busy-reply-threshold", v).Build()).Error()
+		}
+	}()
+	spin, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true, ForceSingleClient: true})
+	if err != nil {
+		return err.Error(), false
+	}
+	defer spin.Close()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = spin.Do(context.Background(), spin.B().Eval().Script("while true do end").Numkeys(0).Build()).Error()
+	}()
+	defer wg.Wait()
+	defer func() { // on every path: the server must be usable again
+		for range 500 {
+			if admin.Do(ctx, admin.B().ScriptKill().Build()).Error() == nil {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	// Wait until the server answers BUSY to anyone: the script runs.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err := admin.Do(ctx, admin.B().Ping().Build()).Error()
+		if err != nil && strings.HasPrefix(err.Error(), "BUSY") {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Sprintf("the spinning script never made the server busy (%v)", err), false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	lctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	m := rlock.New(c, name)
+	ok, err2 := m.TryLock(lctx)
+	if ok {
+		_ = m.Unlock(ctx)
+		return "TryLock succeeded while a script ran", false
+	}
+	var re *rueidis.RedisError
+	if !errors.As(err2, &re) {
+		return fmt.Sprintf("got %v", err2), false
+	}
+	return "TryLock: BUSY (*rueidis.RedisError), nothing written", true
+}
+
+// aclCheck runs Lock and Unlock as a user denied some commands: the
+// failure is a typed NOPERM error and leaves no hold behind.
+func (r *runState) aclCheck(ctx context.Context, addr string, admin rueidis.Client, name, deny string) (string, bool) {
+	user := "redisync-torture"
+	args := append([]string{"ACL", "SETUSER", user, "reset", "on", ">pw", "~*", "&*", "+@all"}, strings.Fields(deny)...)
+	if err := admin.Do(ctx, admin.B().Arbitrary(args...).Build()).Error(); err != nil {
+		return err.Error(), false
+	}
+	defer admin.Do(ctx, admin.B().AclDeluser().Username(user).Build())
+	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, Username: user, Password: "pw", DisableCache: true, ForceSingleClient: true})
+	if err != nil {
+		return err.Error(), false
+	}
+	defer rc.Close()
+	c := redisync.New(rc)
+	defer c.Close()
+	m := rlock.New(c, name)
+	var re *rueidis.RedisError
+	lctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	err = m.Lock(lctx)
+	if err != nil {
+		if errors.As(err, &re) && strings.HasPrefix(re.Error(), "NOPERM") {
+			return "Lock: NOPERM (*rueidis.RedisError), nothing written", true
+		}
+		return fmt.Sprintf("Lock: %v", err), false
+	}
+	// Granted (the acquire does not publish). The release's wake-up
+	// PUBLISH is denied: the release must still stand whole (a script
+	// stopped at a denied command would keep its earlier writes), and
+	// report success; waiters fall back to polling.
+	if err := m.Unlock(lctx); err != nil {
+		return fmt.Sprintf("Unlock: %v", err), false
+	}
+	return "Lock and Unlock ok: the denied wake-up is skipped, waiters poll", true
+}
+
+// resp2Check runs a hand-off over RESP2 connections (rueidis then keeps
+// pub/sub on a dedicated connection).
+func resp2Check(ctx context.Context, addr, name string) (string, bool) {
+	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, AlwaysRESP2: true, DisableCache: true, ForceSingleClient: true})
+	if err != nil {
+		return err.Error(), false
+	}
+	defer rc.Close()
+	c := redisync.New(rc, redisync.WithMaxPoll(30*time.Second)) // a hand-off can only come from the wake-up
+	defer c.Close()
+	a, b := rlock.New(c, name), rlock.New(c, name)
+	if err := a.Lock(ctx); err != nil {
+		return fmt.Sprintf("Lock: %v", err), false
+	}
+	got := make(chan error, 1)
+	go func() { got <- b.Lock(ctx) }() // awaited below
+	time.Sleep(50 * time.Millisecond)  // let b subscribe and wait
+	start := time.Now()
+	if err := a.Unlock(ctx); err != nil {
+		return fmt.Sprintf("Unlock: %v", err), false
+	}
+	select {
+	case err := <-got:
+		if err != nil {
+			return fmt.Sprintf("waiter: %v", err), false
+		}
+	case <-time.After(10 * time.Second):
+		_ = c.Close()
+		<-got
+		return "the waiter was not woken over RESP2", false
+	}
+	took := time.Since(start)
+	_ = b.Unlock(ctx)
+	return fmt.Sprintf("lock, pub/sub hand-off (%v) and unlock work", took.Round(time.Millisecond)), true
+}
+
+func mustAtoi(s string) int64 {
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
+}
