@@ -105,11 +105,11 @@ func ChildMain(out io.Writer) int {
 
 // entered tells the parent, from a child, what a worker was just granted:
 // if the process is killed inside the hold, the parent knows what it held.
-func (r *runState) entered(worker int, names []string, mode string, call time.Duration) {
+func (r *runState) entered(worker int, names []string, mode, id string, call time.Duration) {
 	if !r.child {
 		return
 	}
-	r.log(map[string]any{"kind": "enter", "worker": worker, "names": names, "mode": mode, "call_ns": call, "at_ns": r.now()})
+	r.log(map[string]any{"kind": "enter", "worker": worker, "names": names, "mode": mode, "id": id, "call_ns": call, "at_ns": r.now()})
 }
 
 // childProc is one running child of a worker.
@@ -201,12 +201,13 @@ func (w *worker) readEvents(p *childProc, stdout io.Reader) {
 			var e struct {
 				Names []string      `json:"names"`
 				Mode  string        `json:"mode"`
+				ID    string        `json:"id"`
 				Call  time.Duration `json:"call_ns"`
 				At    time.Duration `json:"at_ns"`
 			}
 			_ = json.Unmarshal(line, &e)
 			p.mu.Lock()
-			p.enter = &hold{Kind: "hold", Names: e.Names, Mode: e.Mode, Worker: w.id, Call: e.Call, Enter: e.At}
+			p.enter = &hold{Kind: "hold", Names: e.Names, Mode: e.Mode, ID: e.ID, Worker: w.id, Call: e.Call, Enter: e.At}
 			p.mu.Unlock()
 		case "hold":
 			var h hold
@@ -267,6 +268,7 @@ func (w *worker) sigkill(p *childProc) (names []string) {
 		r.mu.Lock()
 		r.crashes = append(r.crashes, crash{at: at, names: h.Names})
 		r.mu.Unlock()
+		r.watchReclaim(*h)
 		r.record(*h)
 		return h.Names
 	}

@@ -122,15 +122,22 @@ func (r *runState) nemesis(ctx context.Context) {
 					px.set(pass)
 				}
 			}
-		case "server-pause", "restart":
+		case "server-pause", "restart", "restart-delayed":
 			srv := r.servers[node]
 			if srv == nil {
 				return // not ours to pause or restart
 			}
 			at := r.now()
-			if sc == "restart" {
+			switch sc {
+			case "restart":
 				_ = srv.RestartMain() // amnesic: nothing persists
-			} else {
+			case "restart-delayed":
+				// Down for a lease, then back empty: every lease has run
+				// out meanwhile (the safe way to restart a lock server).
+				srv.Kill()
+				sleep(ctx, r.cfg.Lease)
+				_ = srv.RestartMain()
+			default:
 				// The server stops for longer than a lease: every hold
 				// expires at resume (the server's clock ran on).
 				srv.Pause()
@@ -140,6 +147,9 @@ func (r *runState) nemesis(ctx context.Context) {
 			if len(r.admins) == 1 {
 				r.hit(at, "")
 			}
+			r.mu.Lock()
+			r.outages = append(r.outages, r.now())
+			r.mu.Unlock()
 		}
 		r.fault(fault)
 	}
@@ -147,15 +157,16 @@ func (r *runState) nemesis(ctx context.Context) {
 
 // crashWorker crashes an in-process worker: every other time one that is
 // waiting now (a fair lock's queue must get over a dead waiter, a
-// semaphore's over a dead request), the others inside their next hold.
+// semaphore's over a dead request), the others inside their next hold
+// (picking one that holds now: it soon holds again).
 func (r *runState) crashWorker(n int, rng *rand.Rand, fault map[string]any) {
 	w := r.workers[rng.IntN(len(r.workers))]
-	if n%2 == 1 {
-		for _, x := range r.workers {
-			if x.waiting.Load() {
-				w = x
-				break
-			}
+	for _, i := range rng.Perm(len(r.workers)) {
+		// A waiter for a waiter crash; for a holder crash, one that holds
+		// now, so that it soon holds again (and dies in that hold).
+		if x := r.workers[i]; x.waiting.Load() == (n%2 == 1) {
+			w = x
+			break
 		}
 	}
 	fault["worker"] = w.id

@@ -8,7 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/rueidis"
+
 	"github.com/redisync/redisync/internal/engine"
+	"github.com/redisync/redisync/internal/keys"
 	"github.com/redisync/redisync/internal/wakeup"
 )
 
@@ -216,41 +219,84 @@ func (r *runState) fenceTotals(ctx context.Context, rep *Report, name string, hs
 	rep.PlainLost += max(0, wrote-plain)
 }
 
-// recovery is the worst time, in ms, from a holder's crash until a name it
-// held is fully in use again: held exclusively by someone (a writer, for a
-// read-write lock), or with all Permits permits held (semaphore) — the
-// crashed hold's share must come back by itself. A crash that follows
-// another of the same name within two leases is not measured.
+// recovery is the worst time, in ms, from a holder's crash until a lock
+// it held was granted to someone else (a writer, for a read-write lock),
+// or until a permit it held expired (see watchReclaim); and from a lock
+// server's return until each name is granted again. A crash that follows
+// another of the same name within two leases is not measured for locks:
+// the two recoveries mix.
 func (r *runState) recovery(byName map[string][]hold) float64 {
 	var worst time.Duration
 	for i, c := range r.crashes {
 		for _, name := range c.names {
 			if r.crashedJustBefore(i, name) {
-				continue // two shares to come back: the two recoveries mix
+				continue
 			}
-			hs := byName[name]
-			full := 1
-			if len(hs) > 0 && hs[0].Mode == modePermit {
-				full = r.cfg.Permits
-			}
-			for _, h := range hs {
-				if h.Enter <= c.at || h.Mode == modeRead {
-					continue // readers share with a crashed reader: a writer tells
-				}
-				n := 0
-				for _, o := range hs {
-					if o.Enter <= h.Enter && h.Enter < o.Exit {
-						n++
-					}
-				}
-				if n >= full {
+			for _, h := range byName[name] {
+				if h.Enter > c.at && h.Mode == modeExclusive {
 					worst = max(worst, h.Enter-c.at)
 					break
 				}
 			}
 		}
 	}
+	for _, d := range r.reclaims {
+		worst = max(worst, d)
+	}
+	// A lock server back from a pause or a restart: how long until each
+	// name is granted again.
+	for _, back := range r.outages {
+		for _, hs := range byName {
+			for _, h := range hs {
+				if h.Enter > back && h.Mode == modeExclusive {
+					worst = max(worst, h.Enter-back)
+					break
+				}
+			}
+		}
+	}
 	return float64(worst) / 1e6
+}
+
+// watchReclaim follows a crashed permit in Redis until its lease has run
+// out by the server's clock (its expiry score passed: any acquire takes it
+// back then) or it is gone, and records how long that took after the
+// crash. A permit still live after five leases is a leak.
+func (r *runState) watchReclaim(h hold) {
+	if h.Mode != modePermit || h.ID == "" || len(h.Names) == 0 {
+		return
+	}
+	key, _ := keys.Derived(keys.SemHoldersPrefix, h.Names[0])
+	admin := r.admins[0]
+	r.watchers.Add(1)
+	go func() {
+		defer r.watchers.Done()
+		ctx := context.Background()
+		deadline := h.Exit + 5*r.cfg.Lease
+		for r.now() < deadline {
+			score, err := admin.Do(ctx, admin.B().Zscore().Key(key).Member(h.ID).Build()).AsFloat64()
+			now, terr := serverMillis(ctx, admin)
+			if rueidis.IsRedisNil(err) || (err == nil && terr == nil && score <= float64(now)) {
+				r.mu.Lock()
+				r.reclaims = append(r.reclaims, r.now()-h.Exit)
+				r.mu.Unlock()
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		r.mu.Lock()
+		r.reclaims = append(r.reclaims, -1)
+		r.mu.Unlock()
+	}()
+}
+
+// serverMillis is the server's clock in ms (TIME).
+func serverMillis(ctx context.Context, admin rueidis.Client) (int64, error) {
+	t, err := admin.Do(ctx, admin.B().Time().Build()).AsIntSlice()
+	if err != nil || len(t) != 2 {
+		return 0, fmt.Errorf("TIME: %v", err)
+	}
+	return t[0]*1000 + t[1]/1000, nil
 }
 
 // crashedJustBefore reports whether another crash struck name within the
@@ -282,6 +328,11 @@ func (r *runState) leaks(ctx context.Context, rep *Report) {
 			if n := e.Hub.Channels(); n > 0 {
 				rep.Leaks = append(rep.Leaks, fmt.Sprintf("%d subscriptions after Close", n))
 			}
+		}
+	}
+	for _, d := range r.reclaims {
+		if d < 0 {
+			rep.Leaks = append(rep.Leaks, "a crashed holder's permit was still live five leases later")
 		}
 	}
 	if r.childLeaks > 0 {

@@ -38,6 +38,7 @@ type contender interface {
 // grant is one acquisition as its worker holds it.
 type grant struct {
 	names   []string // the names it holds (two for a multilock)
+	id      string   // a semaphore permit's id
 	tokens  []uint64 // the fencing token checked at each name's resource
 	mode    string
 	done    <-chan struct{}
@@ -166,7 +167,7 @@ func (k semContender) acquire(ctx context.Context, rng *rand.Rand) (*grant, erro
 	if err != nil {
 		return nil, err
 	}
-	return &grant{names: []string{name}, tokens: []uint64{p.Token()}, mode: modePermit,
+	return &grant{names: []string{name}, id: p.ID(), tokens: []uint64{p.Token()}, mode: modePermit,
 		done: p.Done(), err: p.Err, release: p.Release}, nil
 }
 

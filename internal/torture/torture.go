@@ -47,14 +47,15 @@ import (
 )
 
 // Scenarios the nemesis knows (reference/reliability.md §9): holder-pause
-// S1, reply-loss S4, partition S5, restart S10, server-pause S11,
+// S1, reply-loss S4, partition S5, restart S10 (restart-delayed: down a
+// lease first), server-pause S11,
 // script-flush S15, key-delete S16, cancel S17, pubsub-kill S24, crash
 // (S20–S22's crashed holders and waiters); for redlock also minority-down
 // S6 and split-brain S7 (key-delete on one node is S8). bad-input (S25) runs
 // no workload: it checks each bad input's outcome (badinput.go), for every
 // primitive at once, so it runs under rlock only.
 var Scenarios = []string{"none", "holder-pause", "key-delete", "script-flush", "pubsub-kill", "restart", "cancel",
-	"partition", "reply-loss", "server-pause", "crash", "minority-down", "split-brain", "bad-input"}
+	"partition", "reply-loss", "server-pause", "crash", "minority-down", "split-brain", "bad-input", "restart-delayed"}
 
 // redlockOnly are the scenarios that need several lock servers.
 var redlockOnly = []string{"minority-down", "split-brain"}
@@ -185,6 +186,7 @@ type hold struct {
 	Names   []string      `json:"names"`
 	Tokens  []uint64      `json:"tokens"`
 	Mode    string        `json:"mode"`
+	ID      string        `json:"id,omitempty"` // a permit's id
 	Worker  int           `json:"worker"`
 	Owner   string        `json:"owner"`   // unique per grant: the fence's owner
 	Call    time.Duration `json:"call_ns"` // Lock called, since the run started (monotonic)
@@ -234,6 +236,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		run.nemesis(wctx)
 	}()
 	wg.Wait()
+	run.watchers.Wait()
 	run.healAll()
 	return run.check(ctx), nil
 }
@@ -264,6 +267,9 @@ type runState struct {
 	paused     bool // the nemesis asks the next holder to pause (holder-pause)
 	childLeaks int  // renewals and subscriptions child processes still had after Close
 	crashes    []crash
+	watchers   sync.WaitGroup  // watchReclaim goroutines
+	reclaims   []time.Duration // crashed permits: crash → lease run out (-1: never)
+	outages    []time.Duration // when a lock server came back (pause, restart)
 	// hits are the faults that took locks away (key deleted, server
 	// restarted), by time; name "" hits every name.
 	hits []hit

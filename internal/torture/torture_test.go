@@ -49,8 +49,8 @@ func TestNeverClassesHoldUnderEveryScenario(t *testing.T) {
 					Lease: time.Second, Hold: 5 * time.Millisecond, Seed: 1,
 					HangAfter: 500 * time.Millisecond, // CI machines stall; 100 ms by hand
 				}
-				if sc == "crash" {
-					cfg.Duration = 3 * time.Second // crashes, then a lease to recover
+				if sc == "crash" || sc == "holder-pause" {
+					cfg.Duration = 3 * time.Second // faults, then a lease to see their effect
 				}
 				if sc == "split-brain" {
 					// Holds long enough that the other half gets in while

@@ -154,8 +154,8 @@ func (w *worker) run(ctx context.Context) {
 			continue
 		}
 		w.grants++
-		r.entered(w.id, g.names, g.mode, call)
-		h := hold{Kind: "hold", Names: g.names, Tokens: g.tokens, Mode: g.mode, Worker: w.id,
+		r.entered(w.id, g.names, g.mode, g.id, call)
+		h := hold{Kind: "hold", Names: g.names, Tokens: g.tokens, Mode: g.mode, ID: g.id, Worker: w.id,
 			Owner: fmt.Sprintf("w%d.%d-g%d", w.id, w.incarnation, w.grants), Call: call, Enter: r.now()}
 		w.critical(ctx, rng, g, &h)
 		if h.Crashed {
@@ -246,6 +246,7 @@ func (w *worker) critical(ctx context.Context, rng *rand.Rand, g *grant, h *hold
 		r.mu.Lock()
 		r.crashes = append(r.crashes, crash{at: h.Exit, names: g.names})
 		r.mu.Unlock()
+		r.watchReclaim(*h)
 		w.crashed.Store(true)
 		return
 	}
