@@ -30,10 +30,16 @@ prints a table, optionally writes a JSON report and a JSONL event log, and
 exits 1 if a NEVER result was violated.
 
 Primitives: `+strings.Join(torture.Primitives, ", ")+`, or all.
-Scenarios: `+strings.Join(torture.Scenarios, ", ")+`, or all (each
-scenario that applies: minority-down and split-brain are redlock's).
-Servers are started (redis-server must be on PATH) unless given; restart and
-server-pause need the harness's own lock servers.`, stdout, stderr)
+Scenarios, or all (each that applies: minority-down and split-brain are
+redlock's):
+`+wrap(strings.Join(torture.Scenarios, ", "), 76)+`
+Servers are started (redis-server must be on PATH) unless given; restart,
+restart-delayed and server-pause need the harness's own lock servers.
+split-brain shows two holders only with critical sections long enough for the
+other half to get in (e.g. --hold 300ms). bad-input runs no workload: it
+checks each bad input against every primitive (run it with rlock).
+With --processes, workers are child processes of this binary: holder-pause
+is then SIGSTOP of a process inside a hold, and crash SIGKILL.`, stdout, stderr)
 	lockAddr := fs.String("lock-addr", "", "host:port of the Redis the locks live on; redlock: five, comma-separated (default: start them)")
 	resAddr := fs.String("resource-addr", "", "host:port of the Redis holding the protected counters (default: start one)")
 	primitive := fs.String("primitive", "rlock", "the lock to torture (see above)")
@@ -153,4 +159,22 @@ func printTorture(w io.Writer, reports []*torture.Report) {
 			fmt.Fprintf(w, "  %s  %-30s  %s\n", mark, in.Input, in.Outcome)
 		}
 	}
+}
+
+// wrap breaks text into lines of at most width, at spaces.
+func wrap(text string, width int) string {
+	var b strings.Builder
+	line := 0
+	for i, word := range strings.Fields(text) {
+		if i > 0 && line+1+len(word) > width {
+			b.WriteByte('\n')
+			line = 0
+		} else if i > 0 {
+			b.WriteByte(' ')
+			line++
+		}
+		b.WriteString(word)
+		line += len(word)
+	}
+	return b.String()
 }
