@@ -19,7 +19,8 @@
 //   - FIFO (fairlock): a waiter that arrived well before another is granted
 //     first;
 //   - leaks: after the run and one lease, no lock key is left, none without
-//     expiry, no renewal registered, no subscription held;
+//     expiry, no renewal registered, no subscription held, and the
+//     process's goroutines are back to their number before the run;
 //   - liveness: hand-off latency, recovery after a holder crash, calls that
 //     outlived their deadline.
 //
@@ -37,6 +38,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -205,6 +207,26 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
+	baseline := runtime.NumGoroutine()
+	rep, err := runOnce(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	// Everything the run started — Clients, connections, proxies, watchers,
+	// child readers — is closed by now: the goroutines must be back to
+	// where they were (rueidis's may take a moment to notice).
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > baseline && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > baseline {
+		rep.Leaks = append(rep.Leaks, fmt.Sprintf("%d goroutines above the baseline of %d after the run", n-baseline, baseline))
+	}
+	return rep, nil
+}
+
+// runOnce sets up, runs the workload and the nemesis, checks, and tears down.
+func runOnce(ctx context.Context, cfg Config) (*Report, error) {
 	run := &runState{cfg: cfg, start: monotime(), events: cfg.Events}
 	defer run.teardown()
 	if err := run.setup(ctx); err != nil {
