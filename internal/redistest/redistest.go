@@ -254,14 +254,22 @@ func CommandCalls(t testing.TB, c rueidis.Client, command string) int64 {
 	if err != nil {
 		t.Fatalf("redistest: INFO commandstats: %v", err)
 	}
-	prefix := "cmdstat_" + strings.ToLower(command) + ":calls="
+	return CommandStats(info)[strings.ToLower(command)]
+}
+
+// CommandStats parses the text of INFO commandstats into calls by command
+// (lower case, subcommands as "config|set").
+func CommandStats(info string) map[string]int64 {
+	calls := map[string]int64{}
 	for _, line := range strings.Split(info, "\n") {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), prefix); ok {
-			n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
-			return n
+		name, rest, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "cmdstat_"), ":calls=")
+		if !ok || !strings.HasPrefix(strings.TrimSpace(line), "cmdstat_") {
+			continue
 		}
+		n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
+		calls[name] = n
 	}
-	return 0
+	return calls
 }
 
 // StartMain starts one server outside a test (for TestMain and Examples); the

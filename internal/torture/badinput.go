@@ -234,13 +234,8 @@ func commandCalls(admin rueidis.Client) int64 {
 		return -1
 	}
 	var total int64
-	for _, line := range strings.Split(info, "\n") {
-		if !strings.HasPrefix(line, "cmdstat_") || strings.HasPrefix(line, "cmdstat_info:") {
-			continue
-		}
-		if i := strings.Index(line, "calls="); i >= 0 {
-			rest := line[i+len("calls="):]
-			n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
+	for cmd, n := range redistest.CommandStats(info) {
+		if cmd != "info" {
 			total += n
 		}
 	}
