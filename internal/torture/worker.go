@@ -24,15 +24,13 @@ type worker struct {
 	addrs       []string // where the worker's process connects: its proxies
 	incarnation int      // child processes: how many ran before this one
 
-	// Child processes (Config.Child): the one running, and what it holds.
-	proc *childProc
-
 	// The process, rebuilt after a crash. mu guards it against the
 	// nemesis, which crashes a worker that is waiting from outside.
 	mu      sync.Mutex
 	rcs     []rueidis.Client
 	clients []*redisync.Client
 	k       contender
+	proc    *childProc // with Config.Child: the child process running now
 
 	waiting   atomic.Bool // inside an acquire
 	crashed   atomic.Bool // the nemesis crashed it while it waited
