@@ -22,6 +22,7 @@ import (
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/fairlock"
 	"github.com/redisync/redisync/internal/locktest"
+	"github.com/redisync/redisync/internal/redistest"
 	"github.com/redisync/redisync/rlock"
 	"github.com/redisync/redisync/rwlock"
 	"github.com/redisync/redisync/semaphore"
@@ -373,4 +374,39 @@ func TestTortureRunsAndPrintsTheTable(t *testing.T) {
 	r = cli(t, e, "", "torture", "--primitive", "rlock", "--scenario", "split-brain")
 	assert.Equal(t, exitError, r.code)
 	assert.Contains(t, r.stderr, "redlock only")
+}
+
+// --tls-ca and rediss:// reach a TLS listener; an unknown CA is a one-line
+// error.
+func TestTLSFlags(t *testing.T) {
+	e := locktest.Setup(t)
+	srv := redistest.StartTLS(t)
+	url := "rediss://" + srv.TLSAddr
+	r := cli(t, e, "", "run", "--redis", url, "--tls-ca", srv.CAFile, "--fence-env", "TOKEN", "job:tls", "--", "sh", "-c", `echo "$TOKEN"`)
+	require.Equal(t, 0, r.code, r.stderr)
+	tok, err := strconv.ParseUint(strings.TrimSpace(r.stdout), 10, 64)
+	require.NoError(t, err, r.stdout)
+	assert.Positive(t, tok, "granted over TLS")
+	r = cli(t, e, "", "inspect", "--redis", url, "job:tls")
+	assert.NotEqual(t, 0, r.code, "a certificate from an unknown CA must be refused")
+	assert.Equal(t, 1, strings.Count(strings.TrimSpace(r.stderr), "\n")+1, "one line: %q", r.stderr)
+	assert.NotContains(t, r.stderr, "goroutine")
+	assert.Contains(t, r.stderr, "certificate", "the error names the cause")
+}
+
+// --sentinel asks the Sentinels for the master: inspect sees a hold taken
+// on the master directly.
+func TestSentinelFlag(t *testing.T) {
+	e := locktest.Setup(t)
+	sn := redistest.StartSentinel(t, 2)
+	c := redisync.New(sn.Master.Client(t))
+	defer c.Close()
+	m := rlock.New(c, "job:sentinel")
+	require.NoError(t, m.Lock(context.Background()))
+	defer func() { _ = m.Unlock(context.Background()) }()
+	r := cli(t, e, "", "inspect", "--json", "--redis", "redis://"+sn.Addrs()[0], "--sentinel", redistest.MasterSet, "job:sentinel")
+	require.Equal(t, 0, r.code, r.stderr)
+	var got map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &got), r.stdout)
+	assert.Equal(t, true, got["locked"], r.stdout)
 }
