@@ -75,7 +75,8 @@ func LockAcquireAll(ctx context.Context, c rueidis.Client, reqs []LockRequest) (
 		_, err := parseAcquired(res) // maps NON_REENTRANT
 		return nil, Acquired{}, err
 	}
-	if pttl, err := res.AsInt64(); err == nil {
+	if msg, _ := res.ToMessage(); msg.IsInt64() { // busy: a PTTL
+		pttl, _ := msg.AsInt64()
 		return nil, Acquired{PTTL: pttl}, nil
 	}
 	vals, err := res.AsIntSlice()

@@ -85,14 +85,33 @@ func parseAcquired(res rueidis.RedisResult) (Acquired, error) {
 		}
 		return Acquired{}, err
 	}
-	if pttl, err := res.AsInt64(); err == nil {
+	msg, _ := res.ToMessage()
+	if msg.IsInt64() { // busy: the lock's PTTL
+		pttl, _ := msg.AsInt64()
 		return Acquired{PTTL: pttl}, nil
 	}
-	pair, err := res.AsIntSlice()
-	if err != nil || len(pair) != 2 {
+	token, count, err := intPair(msg)
+	if err != nil {
 		return Acquired{}, fmt.Errorf("scripts: unexpected acquire reply: %w", err)
 	}
-	return Acquired{OK: true, Token: uint64(pair[0]), Count: pair[1]}, nil
+	return Acquired{OK: true, Token: uint64(token), Count: count}, nil
+}
+
+// intPair reads a two-integer array reply without allocating (the hot
+// paths' replies; rueidis's AsIntSlice would allocate a slice each time).
+func intPair(msg rueidis.RedisMessage) (a, b int64, err error) {
+	vals, err := msg.ToArray()
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(vals) != 2 {
+		return 0, 0, fmt.Errorf("%d values, want 2", len(vals))
+	}
+	if a, err = vals[0].AsInt64(); err != nil {
+		return 0, 0, err
+	}
+	b, err = vals[1].AsInt64()
+	return a, b, err
 }
 
 // Release expectations for the release scripts (see rlock_release.lua).
@@ -108,12 +127,13 @@ type Released struct {
 }
 
 func parseReleased(res rueidis.RedisResult) (Released, error) {
-	pair, err := res.AsIntSlice()
+	msg, err := res.ToMessage()
 	if err != nil {
 		return Released{}, err
 	}
-	if len(pair) != 2 {
-		return Released{}, fmt.Errorf("scripts: unexpected release reply %v", pair)
+	acted, count, err := intPair(msg)
+	if err != nil {
+		return Released{}, fmt.Errorf("scripts: unexpected release reply: %w", err)
 	}
-	return Released{Acted: pair[0] == 1, Count: pair[1]}, nil
+	return Released{Acted: acted == 1, Count: count}, nil
 }
