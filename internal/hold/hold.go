@@ -51,7 +51,8 @@ type Config struct {
 
 // Hold is one owner's reentrant hold; all methods are safe for concurrent use.
 type Hold struct {
-	cfg Config
+	cfg  Config
+	self [1]*Hold // this hold as AttemptAll's slice, without allocating one each time
 
 	// op serializes acquire and release round trips, so the hold count sent
 	// as "expected" is never stale.
@@ -72,13 +73,15 @@ var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); retu
 
 // New returns a Hold with no hold.
 func New(cfg Config) *Hold {
-	return &Hold{cfg: cfg, done: closedChan, err: errs.ErrNotHeld}
+	h := &Hold{cfg: cfg, done: closedChan, err: errs.ErrNotHeld}
+	h.self = [1]*Hold{h}
+	return h
 }
 
 // Attempt makes one acquisition with acquire, in the shape of engine.Attempt:
 // whether it acquired, and when busy the wait hint from the script.
 func (h *Hold) Attempt(ctx context.Context, acquire AcquireFunc) (bool, time.Duration, error) {
-	return AttemptAll(ctx, []*Hold{h}, func(ctx context.Context) ([]scripts.Acquired, scripts.Acquired, error) {
+	return AttemptAll(ctx, h.self[:], func(ctx context.Context) ([]scripts.Acquired, scripts.Acquired, error) {
 		res, err := acquire(ctx)
 		if err != nil || !res.OK {
 			return nil, res, err
@@ -100,45 +103,27 @@ func AttemptAll(ctx context.Context, holds []*Hold, acquire AcquireAllFunc) (boo
 	for _, h := range holds {
 		h.op.Lock()
 	}
-	unlockOps := func() {
-		for _, h := range holds {
-			h.op.Unlock()
-		}
-	}
-	handedOff := false
+	a := &attempt{ctx: ctx, holds: holds}
 	defer func() {
-		if !handedOff {
-			unlockOps()
+		if !a.handedOff {
+			a.unlockOps()
 		}
 	}()
 	e := holds[0].cfg.Engine
 	if e.IsClosed() {
 		return false, 0, errs.ErrClosed
 	}
-	before := make([]int64, len(holds))
-	for i, h := range holds {
+	a.before = a.one[:0]
+	for _, h := range holds {
 		h.mu.Lock()
-		before[i] = h.holds
+		n := h.holds
 		h.mu.Unlock()
-		if before[i] > 0 && h.cfg.NonReentrant {
+		if n > 0 && h.cfg.NonReentrant {
 			return false, 0, errs.ErrNonReentrant
 		}
+		a.before = append(a.before, n)
 	}
-	undo := func() {
-		for i, h := range holds {
-			h.compensate(ctx, before[i])
-		}
-	}
-	// undoLater gives the undo to a Client task, which keeps the handle's
-	// operations waiting until it is done: the caller returns at once even
-	// when the network swallows the release's reply.
-	undoLater := func() {
-		handedOff = true
-		e.Go(func() {
-			defer unlockOps()
-			undo()
-		})
-	}
+	undoLater := func() { a.undoLater(e) }
 	// The acquire is never abandoned in flight (see engine.Settle): its
 	// reply tells exactly what to undo. If ctx ends first, Lock returns at
 	// once and the Client's task awaits the reply, undoes a grant, and only
@@ -153,13 +138,13 @@ func AttemptAll(ctx context.Context, holds []*Hold, acquire AcquireAllFunc) (boo
 		res, busy, err := acquire(actx)
 		return outcome{res, busy, err}
 	}, func(out outcome) {
-		defer unlockOps()
+		defer a.unlockOps()
 		if out.res != nil || (out.err != nil && !scripts.IsReply(out.err)) {
-			undo() // granted, or no reply: the release acts only on what this acquire did
+			a.undo() // granted, or no reply: the release acts only on what this acquire did
 		}
 	})
 	if !ok {
-		handedOff = true
+		a.handedOff = true
 		return false, 0, ctx.Err()
 	}
 	res, busy, err := out.res, out.busy, out.err
@@ -195,6 +180,41 @@ func AttemptAll(ctx context.Context, holds []*Hold, acquire AcquireAllFunc) (boo
 		}
 	}
 	return true, 0, nil
+}
+
+// attempt is the state of one AttemptAll call: the holds whose op locks it
+// holds, and their counts before it (what an undo restores). One value
+// instead of several closures keeps the hot path's allocations down.
+type attempt struct {
+	ctx       context.Context
+	holds     []*Hold
+	before    []int64
+	one       [1]int64 // before's storage for the usual single hold
+	handedOff bool     // a Client task unlocks the ops after the undo
+}
+
+func (a *attempt) unlockOps() {
+	for _, h := range a.holds {
+		h.op.Unlock()
+	}
+}
+
+// undo gives back whatever the acquire granted (see compensate).
+func (a *attempt) undo() {
+	for i, h := range a.holds {
+		h.compensate(a.ctx, a.before[i])
+	}
+}
+
+// undoLater gives the undo to a Client task, which keeps the handle's
+// operations waiting until it is done: the caller returns at once even when
+// the network swallows the release's reply.
+func (a *attempt) undoLater(e *engine.Engine) {
+	a.handedOff = true
+	e.Go(func() {
+		defer a.unlockOps()
+		a.undo()
+	})
 }
 
 // granted records a successful acquisition.
