@@ -55,8 +55,8 @@ func TestNeverClassesHoldUnderEveryScenario(t *testing.T) {
 				if sc == "split-brain" {
 					// Holds long enough that the other half gets in while
 					// one half still works, unaware (it learns at its next
-					// renewal).
-					cfg.Hold = 300 * time.Millisecond
+					// renewal); a second more for a slow machine to show it.
+					cfg.Hold, cfg.Duration = 300*time.Millisecond, 3*time.Second
 				}
 				rep, err := Run(context.Background(), cfg)
 				require.NoError(t, err)
