@@ -122,6 +122,24 @@ func (r *runState) nemesis(ctx context.Context) {
 					px.set(pass)
 				}
 			}
+		case "latency":
+			// One worker's link turns slow for 1.5 leases: a quarter lease
+			// each way to a single server; for redlock, more than a lease
+			// to a majority of nodes (S3: no acquire may succeed with its
+			// validity spent).
+			w := r.workers[rng.IntN(len(r.workers))]
+			fault["worker"] = w.id
+			slow, d := w.proxies, r.cfg.Lease/4
+			if len(w.proxies) > 1 {
+				slow, d = w.proxies[:len(w.proxies)/2+1], r.cfg.Lease+r.cfg.Lease/2
+			}
+			for _, px := range slow {
+				px.delay.Store(int64(d))
+			}
+			sleep(ctx, r.cfg.Lease+r.cfg.Lease/2)
+			for _, px := range slow {
+				px.delay.Store(0)
+			}
 		case "server-pause", "restart", "restart-delayed":
 			srv := r.servers[node]
 			if srv == nil {
@@ -229,6 +247,7 @@ func (r *runState) healAll() {
 	for _, w := range r.workers {
 		for _, px := range w.proxies {
 			px.set(pass)
+			px.delay.Store(0)
 		}
 	}
 	for _, s := range r.servers {

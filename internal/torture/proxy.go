@@ -20,6 +20,7 @@ type proxy struct {
 	ln     net.Listener
 	target string
 	mode   atomic.Int32
+	delay  atomic.Int64 // added to every chunk forwarded, in ns (a slow link)
 	closed atomic.Bool
 
 	mu    sync.Mutex
@@ -80,6 +81,9 @@ func (p *proxy) pipe(dst, src net.Conn, reply bool) {
 			// network can cause (TCP delivers all of it, in order, or breaks
 			// the connection).
 			p.holdWhilePartitioned()
+			if d := time.Duration(p.delay.Load()); d > 0 {
+				time.Sleep(d) // in order: a slow link, not a reordering one
+			}
 			m := p.mode.Load()
 			if m == pass || (m == dropReplies && !reply) {
 				if _, werr := dst.Write(buf[:n]); werr != nil {

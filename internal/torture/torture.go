@@ -49,15 +49,15 @@ import (
 )
 
 // Scenarios the nemesis knows (reference/reliability.md §9): holder-pause
-// S1, reply-loss S4, partition S5, restart S10 (restart-delayed: down a
-// lease first), server-pause S11,
+// S1, latency S3, reply-loss S4, partition S5, restart S10
+// (restart-delayed: down a lease first), server-pause S11,
 // script-flush S15, key-delete S16, cancel S17, pubsub-kill S24, crash
 // (S20–S22's crashed holders and waiters); for redlock also minority-down
 // S6 and split-brain S7 (key-delete on one node is S8). bad-input (S25) runs
 // no workload: it checks each bad input's outcome (badinput.go), for every
 // primitive at once, so it runs under rlock only.
 var Scenarios = []string{"none", "holder-pause", "key-delete", "script-flush", "pubsub-kill", "restart", "cancel",
-	"partition", "reply-loss", "server-pause", "crash", "minority-down", "split-brain", "bad-input", "restart-delayed"}
+	"partition", "reply-loss", "server-pause", "crash", "minority-down", "split-brain", "bad-input", "restart-delayed", "latency"}
 
 // redlockOnly are the scenarios that need several lock servers.
 var redlockOnly = []string{"minority-down", "split-brain"}
