@@ -55,10 +55,12 @@ func (r *runState) nemesis(ctx context.Context) {
 		case "holder-pause":
 			if r.cfg.Child != nil {
 				// SIGSTOP a child inside a hold, for two leases.
-				if w, p := r.childHolding(ctx, rng); p != nil {
-					fault["worker"] = w.id
-					w.sigstop(ctx, p, 2*r.cfg.Lease)
+				w, p := r.childHolding(ctx, rng)
+				if p == nil {
+					continue // nobody held: no fault
 				}
+				fault["worker"] = w.id
+				w.sigstop(ctx, p, 2*r.cfg.Lease)
 				break
 			}
 			r.mu.Lock()
@@ -66,7 +68,9 @@ func (r *runState) nemesis(ctx context.Context) {
 			r.mu.Unlock()
 		case "crash":
 			if r.cfg.Child != nil {
-				r.killChild(ctx, rng, n, fault)
+				if !r.killChild(ctx, rng, n, fault) {
+					continue // no child to kill: no fault
+				}
 			} else {
 				r.crashWorker(n, rng, fault)
 			}
@@ -199,16 +203,18 @@ func (r *runState) crashWorker(n int, rng *rand.Rand, fault map[string]any) {
 }
 
 // killChild SIGKILLs a child process: every other time one inside a hold,
-// the others whatever it is doing.
-func (r *runState) killChild(ctx context.Context, rng *rand.Rand, n int, fault map[string]any) {
+// the others whatever it is doing. It reports whether it killed one.
+func (r *runState) killChild(ctx context.Context, rng *rand.Rand, n int, fault map[string]any) bool {
 	w := r.workers[rng.IntN(len(r.workers))]
 	p := w.current()
 	if n%2 == 0 {
 		w, p = r.childHolding(ctx, rng)
 	}
-	if p != nil {
-		fault["worker"], fault["held"] = w.id, w.sigkill(p)
+	if p == nil {
+		return false
 	}
+	fault["worker"], fault["held"] = w.id, w.sigkill(p)
+	return true
 }
 
 // childHolding waits (a second at most) for a child process inside a hold.
