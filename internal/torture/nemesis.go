@@ -137,6 +137,9 @@ func (r *runState) nemesis(ctx context.Context) {
 			if len(w.proxies) > 1 {
 				slow, d = w.proxies[:len(w.proxies)/2+1], r.cfg.Lease+r.cfg.Lease/2
 			}
+			r.mu.Lock()
+			r.maxDelay = max(r.maxDelay, d)
+			r.mu.Unlock()
 			for _, px := range slow {
 				px.delay.Store(int64(d))
 			}

@@ -340,7 +340,10 @@ func (r *runState) leaks(ctx context.Context, rep *Report) {
 	if r.childLeaks > 0 {
 		rep.Leaks = append(rep.Leaks, fmt.Sprintf("%d renewals or subscriptions left in child processes after Close", r.childLeaks))
 	}
-	time.Sleep(r.cfg.Lease + wakeup.Linger)
+	// A command a slow link still held when the run ended lands up to
+	// maxDelay later (an acquire nobody waits for any more: its key must
+	// expire by itself within its lease).
+	time.Sleep(r.maxDelay + r.cfg.Lease + wakeup.Linger)
 	for node, admin := range r.admins {
 		keys, err := admin.Do(ctx, admin.B().Keys().Pattern("*"+r.prefix+"*").Build()).AsStrSlice()
 		if err != nil {

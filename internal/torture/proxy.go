@@ -20,7 +20,7 @@ type proxy struct {
 	ln     net.Listener
 	target string
 	mode   atomic.Int32
-	delay  atomic.Int64 // added to every chunk forwarded, in ns (a slow link)
+	delay  atomic.Int64 // added to every byte forwarded, in ns (a slow link)
 	closed atomic.Bool
 
 	mu    sync.Mutex
@@ -64,35 +64,56 @@ func (p *proxy) accept() {
 	}
 }
 
+// chunk is what one read returned, and when it is to go out.
+type chunk struct {
+	data []byte
+	due  time.Time
+}
+
 // pipe copies from src to dst, dropping what the mode says; reply is the
-// server-to-client direction.
+// server-to-client direction. A reader stamps each chunk with its due time
+// (read time + the link's delay) and a writer sends it then: a slow link
+// delays every byte by the same amount, as latency does, without choking
+// throughput. Order is kept.
 func (p *proxy) pipe(dst, src net.Conn, reply bool) {
 	defer p.wg.Done()
-	defer dst.Close()
-	buf := make([]byte, 32<<10)
-	for {
-		// A partition delays bytes, it does not lose them: stop reading (the
-		// kernel buffers fill, the sender stalls) until it heals.
-		p.holdWhilePartitioned()
-		n, err := src.Read(buf)
-		if n > 0 {
-			// Bytes read just before a partition began are held too, never
-			// dropped: a stream missing a piece in its middle is no fault a
-			// network can cause (TCP delivers all of it, in order, or breaks
-			// the connection).
-			p.holdWhilePartitioned()
-			if d := time.Duration(p.delay.Load()); d > 0 {
-				time.Sleep(d) // in order: a slow link, not a reordering one
+	chunks := make(chan chunk, 1024) // full: the reader stalls, TCP pushes back
+	p.wg.Add(1)
+	go func() { // the reader; awaited through p.wg
+		defer p.wg.Done()
+		defer close(chunks)
+		for {
+			buf := make([]byte, 32<<10)
+			n, err := src.Read(buf)
+			if n > 0 {
+				chunks <- chunk{buf[:n], time.Now().Add(time.Duration(p.delay.Load()))}
 			}
-			m := p.mode.Load()
-			if m == pass || (m == dropReplies && !reply) {
-				if _, werr := dst.Write(buf[:n]); werr != nil {
-					return
-				}
+			if err != nil {
+				return // EOF or a reset
 			}
 		}
-		if err != nil {
-			return // EOF or a reset: dst is closed by the defer
+	}()
+	// On the way out (deferred, so last first): stop the reader, let it
+	// finish into the channel, close the other side.
+	defer dst.Close()
+	defer func() {
+		for range chunks {
+		}
+	}()
+	defer src.Close()
+	for c := range chunks {
+		if wait := time.Until(c.due); wait > 0 {
+			time.Sleep(wait)
+		}
+		// A partition delays bytes, it does not lose them: a stream missing
+		// a piece in its middle is no fault a network can cause (TCP
+		// delivers all of it, in order, or breaks the connection).
+		p.holdWhilePartitioned()
+		m := p.mode.Load()
+		if m == pass || (m == dropReplies && !reply) {
+			if _, err := dst.Write(c.data); err != nil {
+				return
+			}
 		}
 	}
 }

@@ -292,6 +292,7 @@ type runState struct {
 	watchers   sync.WaitGroup  // watchReclaim goroutines
 	reclaims   []time.Duration // crashed permits: crash → lease run out (-1: never)
 	outages    []time.Duration // when a lock server came back (pause, restart)
+	maxDelay   time.Duration   // the slowest link of the run: bytes may land this late
 	// hits are the faults that took locks away (key deleted, server
 	// restarted), by time; name "" hits every name.
 	hits []hit
