@@ -273,7 +273,6 @@ type runState struct {
 	prefix  string              // of every name of this run
 	servers []*redistest.Server // lock servers the harness started (nil entries: given)
 	admins  []rueidis.Client    // one per lock server, never behind a proxy
-	resSrv  *redistest.Server   // the resource server, when started here
 	res     resource
 	workers []*worker
 	closers []func()
