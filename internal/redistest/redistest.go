@@ -262,8 +262,12 @@ func CommandCalls(t testing.TB, c rueidis.Client, command string) int64 {
 func CommandStats(info string) map[string]int64 {
 	calls := map[string]int64{}
 	for _, line := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "cmdstat_"), ":calls=")
-		if !ok || !strings.HasPrefix(strings.TrimSpace(line), "cmdstat_") {
+		stat, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_")
+		if !ok {
+			continue
+		}
+		name, rest, ok := strings.Cut(stat, ":calls=")
+		if !ok {
 			continue
 		}
 		n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)

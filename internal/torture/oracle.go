@@ -276,8 +276,10 @@ func (r *runState) watchReclaim(h hold) {
 		ctx := context.Background()
 		deadline := h.Exit + 5*r.cfg.Lease
 		for r.now() < deadline {
-			score, err := admin.Do(ctx, admin.B().Zscore().Key(key).Member(h.ID).Build()).AsFloat64()
-			now, terr := serverMillis(ctx, admin)
+			// The permit's expiry and the server's clock, in one round trip.
+			res := admin.DoMulti(ctx, admin.B().Zscore().Key(key).Member(h.ID).Build(), admin.B().Time().Build())
+			score, err := res[0].AsFloat64()
+			now, terr := serverMillis(res[1])
 			if rueidis.IsRedisNil(err) || (err == nil && terr == nil && score <= float64(now)) {
 				r.mu.Lock()
 				r.reclaims = append(r.reclaims, r.now()-h.Exit)
@@ -292,9 +294,9 @@ func (r *runState) watchReclaim(h hold) {
 	}()
 }
 
-// serverMillis is the server's clock in ms (TIME).
-func serverMillis(ctx context.Context, admin rueidis.Client) (int64, error) {
-	t, err := admin.Do(ctx, admin.B().Time().Build()).AsIntSlice()
+// serverMillis reads a TIME reply in ms.
+func serverMillis(res rueidis.RedisResult) (int64, error) {
+	t, err := res.AsIntSlice()
 	if err != nil || len(t) != 2 {
 		return 0, fmt.Errorf("TIME: %v", err)
 	}

@@ -82,11 +82,12 @@ func (p *proxy) pipe(dst, src net.Conn, reply bool) {
 	go func() { // the reader; awaited through p.wg
 		defer p.wg.Done()
 		defer close(chunks)
+		buf := make([]byte, 32<<10)
 		for {
-			buf := make([]byte, 32<<10)
 			n, err := src.Read(buf)
 			if n > 0 {
-				chunks <- chunk{buf[:n], time.Now().Add(time.Duration(p.delay.Load()))}
+				data := append([]byte(nil), buf[:n]...) // the chunk waits in the channel; buf is reused
+				chunks <- chunk{data, time.Now().Add(time.Duration(p.delay.Load()))}
 			}
 			if err != nil {
 				return // EOF or a reset
