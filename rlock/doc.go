@@ -15,8 +15,11 @@
 // the last Unlock; WithLease gives each hold a fixed lease without renewal.
 // When a hold is lost — its key deleted or expired, renewal not confirmed
 // before the lease minus a drift margin, or the Client closed — Done closes
-// and Err matches redisync.ErrLockLost, before another client can take the
-// lock from Redis's point of view.
+// and Err matches redisync.ErrLockLost: before the lease can run out on the
+// server when renewals fail, and within lease/3 plus a round trip when the key
+// vanished (DEL, FLUSHALL, a restart without persistence) — in that case
+// another client may get in first, and the fencing token protects the
+// resource (see the root package's "Leases and loss").
 //
 // # How it works
 //
