@@ -22,7 +22,7 @@ var (
 	redlockAcquire = newScript(redlockAcquireSrc)
 	redlockFence   = newScript(redlockFenceSrc)
 	redlockRelease = newScript(redlockReleaseSrc)
-	redlockRenew   = newScript(redlockRenewSrc)
+	redlockRenew   = newRenewScript(redlockRenewSrc, false)
 )
 
 // RedlockKeys names a Redlock's keys on one node.
@@ -69,9 +69,14 @@ func RedlockRelease(ctx context.Context, c rueidis.Client, k *RedlockKeys, owner
 	return n == 1, err
 }
 
-// RedlockRenew runs redlock_renew.lua: whether the node's lock is still
-// this owner's (and now extended).
+// RedlockRenew runs redlock_renew.lua for one hold: whether the node's lock
+// is still this owner's (and now extended). The watchdog renews in batches
+// with RedlockRenewBatch instead.
 func RedlockRenew(ctx context.Context, c rueidis.Client, k *RedlockKeys, owner, leaseMs string) (bool, error) {
-	n, err := redlockRenew.Exec(ctx, c, []string{k.Lock}, []string{owner, leaseMs}).AsInt64()
-	return n == 1, err
+	items := []RenewItem{{Key: k.Lock, Owner: owner}}
+	alive, err := ParseRenew(redlockRenew.Fallback(ctx, c, leaseMs, items), 1)
+	if err != nil {
+		return false, err
+	}
+	return alive[0], nil
 }

@@ -1,12 +1,25 @@
--- redlock_renew: extend the lock on one node if this owner still holds it.
+-- redlock_renew: extend many Redlock holds on one node in one call (the
+-- watchdog's batch for this node). Runs with lib.lua prepended.
 --
--- KEYS[1]  lock key
--- ARGV[1]  owner id
--- ARGV[2]  lease in ms
+-- KEYS[i]      lock key of hold i (all in one hash slot on a Cluster node)
+-- ARGV[1]      lease in milliseconds
+-- ARGV[2i]     owner id of hold i
+-- ARGV[2i+1]   unused ("0"): the value is the owner id alone
 --
--- Reply: 1 extended, 0 gone (never re-created: a node that lost the key,
--- for example by restarting, does not count for this hold any more).
-if redis.call('get', KEYS[1]) == ARGV[1] then
-  return redis.call('pexpire', KEYS[1], ARGV[2])
+-- Reply: array with 1 for each hold extended and 0 for each hold gone. A
+-- lock is never re-created: a node that lost the key, for example by
+-- restarting, does not count for that hold any more. A key that is not a
+-- string (overwritten with another type) is not this hold: 0, checked before
+-- GET so that one such key cannot abort the batch (WRONGTYPE).
+local lease = ARGV[1]
+local alive = {}
+for i, key in ipairs(KEYS) do
+  local ok = redis.call('type', key).ok == 'string' and redis.call('get', key) == ARGV[2 * i]
+  if ok then
+    redis.call('pexpire', key, lease)
+    alive[i] = 1
+  else
+    alive[i] = 0
+  end
 end
-return 0
+return alive

@@ -35,6 +35,9 @@ var (
 	LockRenew   = rlockRenew  // rlock and fairlock holds
 	RWLockRenew = rwlockRenew // rwlock read and write holds
 	SemRenew    = semRenew    // semaphore permits
+	// RedlockRenewBatch renews Redlock holds on one node (Item.Key: the lock
+	// key, Item.Owner: the owner id).
+	RedlockRenewBatch = redlockRenew
 )
 
 // Command builds one EVALSHA of the script for a batch of holds that share a

@@ -9,11 +9,16 @@
 -- Reply: array with 1 for each hold still owned (its PTTL is now at least the
 -- lease) and 0 for each hold that is gone. A renewal never creates a key and
 -- never extends a later hold of the same owner (its token differs).
+--
+-- A key that is not a hash any more (overwritten with SET, turned into a
+-- list) is not this lock: that hold is gone. The TYPE check comes first so
+-- that one such key cannot abort the script (WRONGTYPE) and with it the
+-- renewal of every other hold in the batch.
 local lease = tonumber(ARGV[1])
 local alive = {}
 for i, key in ipairs(KEYS) do
   local owner, token = ARGV[2 * i], ARGV[2 * i + 1]
-  local ok = redis.call('hexists', key, owner) == 1
+  local ok = redis.call('type', key).ok == 'hash' and redis.call('hexists', key, owner) == 1
   if ok and token ~= '0' then
     ok = redis.call('hget', key, 'redisync:token') == token
   end

@@ -14,18 +14,26 @@
 -- per-hold timeout keys "<prefix>:1".."<prefix>:<count>" exist; only this
 -- owner's timeout keys are extended, never another reader's, so a crashed
 -- reader's share expires however long the others keep reading.
+--
+-- A lock key that is not a hash, or a timeout key that is not a string, is
+-- not this lock's any more: that hold is gone. Types are checked before any
+-- command that would fail on them (WRONGTYPE), so one such key cannot abort
+-- the renewal of every other hold in the batch.
 local lease = tonumber(ARGV[1])
 local alive = {}
 for i, key in ipairs(KEYS) do
   local field, token, prefix = ARGV[3 * i - 1], ARGV[3 * i], ARGV[3 * i + 1]
-  local count = tonumber(redis.call('hget', key, field) or '0') or 0
+  local count = 0
+  if redis.call('type', key).ok == 'hash' then
+    count = tonumber(redis.call('hget', key, field) or '0') or 0
+  end
   local ok = count > 0
   if ok and token ~= '0' then
     ok = redis.call('hget', key, 'redisync:token') == 't' .. token
   end
   if ok and prefix ~= '' then
     for n = 1, count do
-      if redis.call('exists', prefix .. ':' .. n) == 0 then
+      if redis.call('type', prefix .. ':' .. n).ok ~= 'string' then
         ok = false
         break
       end

@@ -3,15 +3,19 @@ package watchdog
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"sync"
 	"time"
 )
 
 // Renewer extends a batch of leases in as few round trips as it can. It
-// returns, for each lease, whether the hold is still owned; a non-nil error
-// means the outcome of the whole batch is unknown (retried until the deadline).
+// returns one Result per lease, in the order given: each lease is judged by
+// its own reply only, so a command that fails (an error reply, a slow or
+// unreachable node) makes only the leases it carried Unknown. A Renewer must
+// return when ctx ends; a reply that does not have one Result per lease
+// counts as Unknown for all of them.
 type Renewer interface {
-	Renew(ctx context.Context, leases []*Lease) (alive []bool, err error)
+	Renew(ctx context.Context, leases []*Lease) []Result
 }
 
 // Lease is one hold under the engine's care. Set the exported fields before
@@ -31,10 +35,24 @@ type Lease struct {
 	deadline  time.Time
 	inflight  bool
 	active    bool
+	backoff   bool // due is a retry time after a failed renewal: not batched early
 }
 
 // Drift is the safety margin subtracted from a lease: 1% of it plus 2 ms.
 func Drift(ttl time.Duration) time.Duration { return ttl/100 + 2*time.Millisecond }
+
+// RetryInterval is the pace of retries after a renewal got no answer:
+// a tenth of the lease, at most MaxRetryInterval. Each retry waits this long
+// plus up to RetryJitter of it more, drawn once per failed batch.
+func RetryInterval(ttl time.Duration) time.Duration { return min(ttl/10, MaxRetryInterval) }
+
+const (
+	// MaxRetryInterval caps RetryInterval for long leases.
+	MaxRetryInterval = time.Second
+	// RetryJitter is the largest extra share of RetryInterval a retry waits,
+	// so Clients that lost the same server do not retry in step.
+	RetryJitter = 0.25
+)
 
 // Watchdog renews leases in batches; see the package doc.
 type Watchdog struct {
@@ -136,16 +154,47 @@ func (w *Watchdog) confirmLocked(l *Lease, confirmed time.Time) {
 	l.confirmed = confirmed
 	l.deadline = confirmed.Add(l.TTL - Drift(l.TTL))
 	l.due = confirmed.Add(l.TTL / 3)
+	l.backoff = false
 	next := l.due
 	if l.Fixed {
 		next = l.deadline
 	}
-	if w.wakeAt.IsZero() || next.Before(w.wakeAt) {
-		select {
-		case w.kick <- struct{}{}:
-		default:
-		}
+	w.wakeByLocked(next)
+}
+
+// retryLocked schedules l's next attempt after a renewal that got no answer
+// for it: one RetryInterval from now, stretched by the batch's jitter. The
+// lease is in backoff until then, so the batching window cannot pull it
+// forward (that made a failed renewal due again at once: a tight loop of
+// scripts, or of dials while the server was down).
+func (w *Watchdog) retryLocked(l *Lease, now time.Time, jitter float64) {
+	base := RetryInterval(l.TTL)
+	if tightLoop {
+		l.due = now.Add(base)
+		w.kickLoop()
+		return
 	}
+	l.due = now.Add(time.Duration(float64(base) * (1 + jitter)))
+	l.backoff = true
+	w.wakeByLocked(l.due)
+}
+
+// wakeByLocked makes the loop wake by t if it planned to sleep longer.
+func (w *Watchdog) wakeByLocked(t time.Time) {
+	if w.wakeAt.IsZero() || t.Before(w.wakeAt) {
+		w.kickLoop()
+	}
+}
+
+// isDueLocked reports whether l should go out in a batch sent at now: a
+// lease in backoff at its retry time, any other lease when its due time is
+// within half a renewal interval (TTL/6), so holds taken at different
+// moments ride in the same batch.
+func isDueLocked(l *Lease, now time.Time) bool {
+	if l.backoff {
+		return !now.Before(l.due)
+	}
+	return !now.Add(l.TTL / 6).Before(l.due)
 }
 
 func (w *Watchdog) takeAllLocked() []*Lease {
@@ -189,6 +238,7 @@ func (w *Watchdog) tick(now time.Time) time.Time {
 		}
 	}
 
+	var waiting []*Lease // in backoff, not yet at their retry time
 	w.mu.Lock()
 	for l := range w.leases {
 		if !now.Before(l.deadline) {
@@ -201,13 +251,25 @@ func (w *Watchdog) tick(now time.Time) time.Time {
 		if l.Fixed || l.inflight {
 			continue
 		}
-		// Batch every lease due within half a renewal interval.
-		if !now.Add(l.TTL / 6).Before(l.due) {
+		if isDueLocked(l, now) {
 			l.inflight = true
 			batches[l.Renewer] = append(batches[l.Renewer], l)
 			continue
 		}
+		if l.backoff {
+			waiting = append(waiting, l)
+		}
 		earliest(l.due)
+	}
+	// A lease in backoff joins a batch that goes to its Renewer anyway when
+	// its retry is less than half a retry interval away. Leases that failed
+	// in different batches (every batch fails while a server is down) so
+	// converge on one round trip per retry interval, not one per batch.
+	for _, l := range waiting {
+		if b, ok := batches[l.Renewer]; ok && !now.Add(RetryInterval(l.TTL)/2).Before(l.due) {
+			l.inflight = true
+			batches[l.Renewer] = append(b, l)
+		}
 	}
 	w.wakeAt = next
 	w.mu.Unlock()
@@ -225,21 +287,20 @@ func (w *Watchdog) tick(now time.Time) time.Time {
 // ErrLost is passed to OnLost when a hold is gone or its deadline passed.
 var ErrLost = errors.New("watchdog: lease lost")
 
+// errShortReply stands for a Renewer that broke its contract.
+var errShortReply = errors.New("watchdog: renewer returned a result count that does not match the batch")
+
 func (w *Watchdog) renew(r Renewer, batch []*Lease, sent time.Time) {
 	defer w.wg.Done()
-	// Wait no longer than the earliest deadline in the batch: past it the
-	// lease is lost whatever the reply says.
-	deadline := batch[0].deadline
-	for _, l := range batch[1:] {
-		if l.deadline.Before(deadline) {
-			deadline = l.deadline
-		}
-	}
-	ctx, cancel := context.WithDeadline(w.ctx, deadline)
-	alive, err := r.Renew(ctx, batch)
+	ctx, cancel := context.WithDeadline(w.ctx, waitBound(batch, sent))
+	results := r.Renew(ctx, batch)
 	cancel()
+	if len(results) != len(batch) {
+		results = Unknowns(len(batch), errShortReply)
+	}
 
 	var lost []*Lease
+	jitter := rand.Float64() * RetryJitter // one draw per batch keeps its leases together
 	now := time.Now()
 	w.mu.Lock()
 	for i, l := range batch {
@@ -247,25 +308,44 @@ func (w *Watchdog) renew(r Renewer, batch []*Lease, sent time.Time) {
 		if !l.active {
 			continue // removed or lost while the renewal was in flight
 		}
-		switch {
-		case err != nil:
-			retry := min(l.TTL/10, time.Second)
-			l.due = now.Add(retry)
-		case alive[i]:
-			w.confirmLocked(l, sent)
-		default:
+		switch results[i].Status {
+		case Alive:
+			if sent.After(l.confirmed) { // a Confirm in flight may be newer
+				w.confirmLocked(l, sent)
+			}
+		case Gone:
 			l.active = false
 			delete(w.leases, l)
 			lost = append(lost, l)
+		default:
+			w.retryLocked(l, now, jitter)
 		}
 	}
 	w.mu.Unlock()
-	if err != nil {
-		w.kickLoop()
-	}
 	for _, l := range lost {
 		l.OnLost(ErrLost)
 	}
+}
+
+// waitBound is how long a renewal waits for its replies: never past the
+// earliest deadline in the batch (by then those leases are lost whatever
+// the reply says), and at most a third of the shortest lease, so a command
+// that hangs (a paused shard) holds back the answers for the other leases
+// of the batch no longer than that. Those were due, so their deadlines are
+// further away.
+func waitBound(batch []*Lease, sent time.Time) time.Time {
+	bound := batch[0].deadline
+	for _, l := range batch {
+		bound = minTime(bound, minTime(l.deadline, sent.Add(l.TTL/3)))
+	}
+	return bound
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 func (w *Watchdog) kickLoop() {

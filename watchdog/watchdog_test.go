@@ -25,24 +25,30 @@ type scripted struct {
 	block chan struct{} // non-nil: Renew waits on it or ctx
 }
 
-func (s *scripted) Renew(ctx context.Context, leases []*Lease) ([]bool, error) {
+func (s *scripted) Renew(ctx context.Context, leases []*Lease) []Result {
 	s.mu.Lock()
 	s.calls++
 	s.sizes = append(s.sizes, len(leases))
 	err, block := s.err, s.block
-	alive := make([]bool, len(leases))
+	res := make([]Result, len(leases))
 	for i, l := range leases {
-		alive[i] = !s.gone[l]
+		res[i].Status = Alive
+		if s.gone[l] {
+			res[i].Status = Gone
+		}
 	}
 	s.mu.Unlock()
 	if block != nil {
 		select {
 		case <-block:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return Unknowns(len(leases), ctx.Err())
 		}
 	}
-	return alive, err
+	if err != nil {
+		return Unknowns(len(leases), err)
+	}
+	return res
 }
 
 func lease(r Renewer, ttl time.Duration, lost chan<- error) *Lease {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"time"
 
@@ -20,7 +21,9 @@ const MaxRenewBatch = 256
 // BatchRenewer renews holds of one layout for the watchdog: one multi-key
 // renewal script per hash slot (all holds together on a single server), at
 // most MaxRenewBatch holds per script, every script in one DoMulti — one
-// pipelined round trip per node.
+// pipelined round trip per node. Each hold is judged by the reply to its
+// own command: an error reply or a node that does not answer makes only the
+// holds of that command Unknown.
 type BatchRenewer struct {
 	e      *Engine
 	script *scripts.RenewScript
@@ -34,56 +37,114 @@ type RenewTarget struct {
 }
 
 // Renew implements watchdog.Renewer.
-func (r *BatchRenewer) Renew(ctx context.Context, leases []*watchdog.Lease) ([]bool, error) {
+func (r *BatchRenewer) Renew(ctx context.Context, leases []*watchdog.Lease) []watchdog.Result {
+	targets := make([]*RenewTarget, len(leases))
+	for i, l := range leases {
+		targets[i] = l.Target.(*RenewTarget)
+	}
+	sent := time.Now()
+	results := RenewOn(ctx, r.e, r.script, targets)
+	r.e.ObserveRenewal(r.layout, results, time.Since(sent))
+	return results
+}
+
+// RenewOn renews targets on e's deployment with script and returns one
+// result per target. Targets are grouped by lease and, on a Cluster, by
+// hash slot; each group is one script call (split at MaxRenewBatch), all
+// sent in one DoMulti. A call that fails — an error reply such as BUSY or
+// OOM, a timeout, a connection error — makes its own targets Unknown and
+// no others.
+func RenewOn(ctx context.Context, e *Engine, script *scripts.RenewScript, targets []*RenewTarget) []watchdog.Result {
 	type group struct {
 		leaseMs string
 		slot    uint16
 	}
 	groups := map[group][]int{}
-	for i, l := range leases {
-		t := l.Target.(*RenewTarget)
+	var order []group // deterministic command order
+	for i, t := range targets {
 		g := group{leaseMs: t.LeaseMs}
-		if r.e.Cluster {
+		if e.Cluster {
 			g.slot = keys.Slot(t.Item.Key)
+		}
+		if _, ok := groups[g]; !ok {
+			order = append(order, g)
 		}
 		groups[g] = append(groups[g], i)
 	}
 	var cmds rueidis.Commands
 	var parts [][]int
-	for g, idx := range groups {
+	for _, g := range order {
+		idx := groups[g]
 		for start := 0; start < len(idx); start += MaxRenewBatch {
 			part := idx[start:min(start+MaxRenewBatch, len(idx))]
-			cmds = append(cmds, r.script.Command(r.e.RC, g.leaseMs, items(leases, part)))
+			cmds = append(cmds, script.Command(e.RC, g.leaseMs, items(targets, part)))
 			parts = append(parts, part)
 		}
 	}
-	rc := r.e.RC
-	alive := make([]bool, len(leases))
-	sent := time.Now()
-	results := rc.DoMulti(ctx, cmds...)
-	for i, res := range results {
+	out := make([]watchdog.Result, len(targets))
+	for i, res := range e.RC.DoMulti(ctx, cmds...) {
 		part := parts[i]
 		if scripts.IsNoScript(res.Error()) {
 			// Script cache flushed (restart, SCRIPT FLUSH): EVAL loads it again.
-			res = r.script.Fallback(ctx, rc, leases[part[0]].Target.(*RenewTarget).LeaseMs, items(leases, part))
+			res = script.Fallback(ctx, e.RC, targets[part[0]].LeaseMs, items(targets, part))
 		}
-		ok, err := scripts.ParseRenew(res, len(part))
-		if err != nil {
-			r.e.Observe(obs.Event{Kind: obs.RenewFailed, Primitive: r.layout, Count: len(leases), Err: err})
-			return nil, err
-		}
+		alive, err := scripts.ParseRenew(res, len(part))
 		for j, k := range part {
-			alive[k] = ok[j]
+			switch {
+			case err != nil:
+				out[k] = watchdog.Result{Status: watchdog.Unknown, Err: err}
+			case alive[j]:
+				out[k] = watchdog.Result{Status: watchdog.Alive}
+			default:
+				out[k] = watchdog.Result{Status: watchdog.Gone}
+			}
 		}
 	}
-	r.e.Observe(obs.Event{Kind: obs.Renewed, Primitive: r.layout, Count: len(leases), Latency: time.Since(sent)})
-	return alive, nil
+	if batchErrFailsAll {
+		for _, r := range out {
+			if r.Status == watchdog.Unknown {
+				return watchdog.Unknowns(len(out), r.Err)
+			}
+		}
+	}
+	return out
 }
 
-func items(leases []*watchdog.Lease, idx []int) []scripts.RenewItem {
+// ObserveRenewal reports one renewal round of a layout: a Renewed event
+// for the holds that got an answer (alive or gone; Latency is the round
+// trip) and a RenewFailed event for those that did not, with the distinct
+// errors joined. A round where some commands failed reports both.
+func (e *Engine) ObserveRenewal(layout string, results []watchdog.Result, latency time.Duration) {
+	answered, failed := 0, 0
+	var errs []error
+	seen := map[string]bool{}
+	for _, r := range results {
+		if r.Status != watchdog.Unknown {
+			answered++
+			continue
+		}
+		failed++
+		if r.Err != nil && !seen[r.Err.Error()] && len(errs) < maxReportedErrors {
+			seen[r.Err.Error()] = true
+			errs = append(errs, r.Err)
+		}
+	}
+	if answered > 0 {
+		e.Observe(obs.Event{Kind: obs.Renewed, Primitive: layout, Count: answered, Latency: latency})
+	}
+	if failed > 0 {
+		e.Observe(obs.Event{Kind: obs.RenewFailed, Primitive: layout, Count: failed, Err: errors.Join(errs...)})
+	}
+}
+
+// maxReportedErrors bounds the distinct errors one RenewFailed event joins
+// (a Cluster with a node down fails one command per slot, all alike).
+const maxReportedErrors = 3
+
+func items(targets []*RenewTarget, idx []int) []scripts.RenewItem {
 	out := make([]scripts.RenewItem, len(idx))
 	for i, k := range idx {
-		out[i] = leases[k].Target.(*RenewTarget).Item
+		out[i] = targets[k].Item
 	}
 	return out
 }

@@ -1,0 +1,45 @@
+package watchdog
+
+// Status is what one renewal learned about one lease.
+type Status uint8
+
+const (
+	// Unknown: no answer for this lease (a timeout, a connection error, an
+	// error reply to the command that carried it). The lease is retried at
+	// the paced interval until its deadline.
+	Unknown Status = iota
+	// Alive: the server confirmed the hold and extended it; the lease now
+	// runs from the moment the renewal was sent.
+	Alive
+	// Gone: the server says the hold is not this owner's any more (key
+	// deleted, expired, overwritten, or of another type). Lost at once.
+	Gone
+)
+
+// String names the status.
+func (s Status) String() string {
+	switch s {
+	case Alive:
+		return "alive"
+	case Gone:
+		return "gone"
+	}
+	return "unknown"
+}
+
+// Result is the outcome of a renewal for one lease. Err says why the status
+// is Unknown (nil for Alive and Gone).
+type Result struct {
+	Status Status
+	Err    error
+}
+
+// Unknowns returns n Unknown results carrying err: what a Renewer reports
+// for the leases of a command that got no usable answer.
+func Unknowns(n int, err error) []Result {
+	out := make([]Result, n)
+	for i := range out {
+		out[i] = Result{Status: Unknown, Err: err}
+	}
+	return out
+}
