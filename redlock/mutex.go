@@ -37,7 +37,11 @@ type Mutex struct {
 	// and before the validity is computed: a pause there must fail.
 	afterReplies func()
 
-	op sync.Mutex // serializes attempts and releases
+	// op serializes attempts and releases (a channel of one token, so that
+	// a Lock can stop waiting for it when ctx ends). A Client task may hold
+	// it while it awaits the replies to a release the caller stopped
+	// waiting for.
+	op chan struct{}
 
 	mu      sync.Mutex
 	holds   int
@@ -46,7 +50,8 @@ type Mutex struct {
 	err     error
 	renewal *watchdog.Lease
 	since   time.Time
-	lost    bool // the last hold was lost: Unlock cleans up and reports it
+	lost    bool   // the last hold was lost: Unlock cleans up and reports it
+	members []bool // by node: the current hold's grant was fenced there
 }
 
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
@@ -65,7 +70,7 @@ func New(clients []*redisync.Client, name string, opts ...Option) *Mutex {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	m := &Mutex{name: name}
+	m := &Mutex{name: name, op: make(chan struct{}, 1)}
 	seen := map[*engine.Engine]bool{}
 	longest := o.lease
 	for i, c := range clients {
@@ -92,7 +97,7 @@ func New(clients []*redisync.Client, name string, opts ...Option) *Mutex {
 	}
 	o.validate(m.lease)
 	m.leaseMs = engine.Millis(m.lease)
-	m.nodeTimeout = min(m.lease/20, 250*time.Millisecond)
+	m.nodeTimeout = defaultNodeTimeout(m.lease)
 	if o.nodeTimeoutSet {
 		m.nodeTimeout = o.nodeTimeout
 	}
@@ -125,18 +130,25 @@ func (m *Mutex) Lock(ctx context.Context) error {
 		return m.nameErr
 	}
 	start := time.Now()
+	var qerr *QuorumError // the last completed attempt's, nil if busy
 	for attempts := 0; ; attempts++ {
 		if err := ctx.Err(); err != nil {
-			return err
+			return withCause(qerr, err)
 		}
-		ok, qerr, err := m.attempt(ctx)
+		ok, q, err := m.attempt(ctx)
 		switch {
+		case err != nil && ctx.Err() != nil:
+			// ctx ended during the attempt (which was not abandoned: a
+			// Client task undoes its grants): report the last completed one.
+			return withCause(qerr, ctx.Err())
 		case err != nil:
 			return err
 		case ok:
 			m.observeGrant(start, attempts > 0)
 			return nil
-		case ctx.Err() != nil:
+		}
+		qerr = q
+		if ctx.Err() != nil {
 			return withCause(qerr, ctx.Err())
 		}
 		delay := m.retryMin + rand.N(m.retryMax-m.retryMin+1)
@@ -199,10 +211,15 @@ func (m *Mutex) observeGrant(start time.Time, waited bool) {
 
 // attempt is one Redlock round: phase 1 on every node in parallel, the
 // quorum and validity check, phase 2 (the fencing token) on the granting
-// nodes, and on any failure a release on every node.
+// nodes, and on any failure a release wherever this owner may now hold the
+// key. No acquire is abandoned in flight (see phase1): if ctx ends first,
+// attempt returns ctx.Err() at once and a Client task undoes the grants.
 func (m *Mutex) attempt(ctx context.Context) (bool, *QuorumError, error) {
-	m.op.Lock()
-	defer m.op.Unlock()
+	if err := m.lockOp(ctx); err != nil {
+		return false, nil, err
+	}
+	var rest func() // replies to a release still owed when attempt returns
+	defer func() { m.freeOpAfter(rest) }()
 	if m.e0.IsClosed() {
 		return false, nil, redisync.ErrClosed
 	}
@@ -215,35 +232,40 @@ func (m *Mutex) attempt(ctx context.Context) (bool, *QuorumError, error) {
 	m.mu.Unlock()
 
 	start := time.Now()
-	grants := make([]scripts.RedlockGrant, len(m.nodes))
-	nodeErrs := fanOut(ctx, m.nodes, m.nodeTimeout, func(ctx context.Context, i int, n *node) error {
-		var err error
-		grants[i], err = scripts.RedlockAcquire(ctx, n.e.RC, &n.keys, m.owner, m.leaseMs)
-		return err
-	})
+	p := m.sendAcquires(ctx)
+	if !p.collect(ctx, start.Add(m.nodeTimeout)) {
+		if mutantAbandon {
+			_, rest = m.release(ctx, m.allNodes(), m.releaseWait())
+			return false, nil, ctx.Err()
+		}
+		m.settleLate(p, true)
+		return false, nil, ctx.Err()
+	}
 	if m.afterReplies != nil {
 		m.afterReplies()
 	}
 	now := time.Now()
+	nodeErrs := make([]error, len(m.nodes))
 	granted, readings := 0, []uint64{}
 	for i, n := range m.nodes {
-		if nodeErrs[i] != nil {
-			continue
-		}
+		r := p.got[i]
 		switch {
-		case !n.state.observe(grants[i].RunID, now, m.quarantine):
+		case !p.replied[i]:
+			nodeErrs[i] = ErrNodeTimeout
+		case r.err != nil:
+			nodeErrs[i] = r.err
+		case !n.state.observe(r.grant.RunID, now, m.quarantine):
 			nodeErrs[i] = ErrNodeRestarted
-		case !grants[i].Granted:
+		case !r.grant.Granted:
 			nodeErrs[i] = ErrNodeBusy
 		default:
 			granted++
-			readings = append(readings, grants[i].Value)
+			readings = append(readings, r.grant.Value)
 		}
 	}
 	valid := validity(m.lease, now.Sub(start))
 	if granted >= quorum(len(m.nodes)) && valid > 0 {
 		token := chooseToken(readings)
-		fenced := 0
 		fenceErrs := fanOut(ctx, m.nodes, m.nodeTimeout, func(ctx context.Context, i int, n *node) error {
 			if nodeErrs[i] != nil {
 				return nodeErrs[i]
@@ -254,32 +276,68 @@ func (m *Mutex) attempt(ctx context.Context) (bool, *QuorumError, error) {
 			}
 			return err
 		})
-		for _, err := range fenceErrs {
+		fenced := 0
+		members := make([]bool, len(m.nodes))
+		for i, err := range fenceErrs {
 			if err == nil {
 				fenced++
+				members[i] = true
 			}
 		}
-		valid = validity(m.lease, time.Since(start))
-		if fenced >= quorum(len(m.nodes)) && valid > 0 {
-			if err := m.granted(token, start); err != nil {
-				m.releaseAll(ctx)
-				return false, nil, err
+		if fenced >= quorum(len(m.nodes)) {
+			var err error
+			valid, err = m.granted(token, start, members)
+			if err != nil || valid > 0 {
+				if err != nil {
+					rest = m.undo(ctx, p)
+				}
+				m.settleLate(p, false)
+				return err == nil, nil, err
 			}
-			return true, nil, nil
+		} else {
+			valid = validity(m.lease, time.Since(start))
 		}
 		nodeErrs = fenceErrs
 		granted = fenced
 	}
-	// Release everywhere, also where the answer was lost or late: a node
-	// may have granted without us seeing it.
-	m.releaseAll(ctx)
+	// Release wherever the key may be ours: where a node granted or the
+	// outcome is unknown now, and (by a Client task) where a reply is late.
+	rest = m.undo(ctx, p)
 	return false, outcome(nodeErrs, granted, valid), nil
 }
 
-// granted records a hold confirmed at start (validity counts from there).
-func (m *Mutex) granted(token uint64, start time.Time) error {
+// undo releases this owner's key on the nodes whose phase-1 reply granted
+// or failed, and hands the nodes still to reply to settleLate.
+func (m *Mutex) undo(ctx context.Context, p *phase1) (rest func()) {
+	var idx []int
+	for i, ok := range p.replied {
+		if ok && p.got[i].mayHold() {
+			idx = append(idx, i)
+		}
+	}
+	if mutantAbandon {
+		idx = m.allNodes()
+	} else {
+		m.settleLate(p, false)
+	}
+	if len(idx) == 0 {
+		return nil
+	}
+	_, rest = m.release(ctx, idx, m.releaseWait())
+	return rest
+}
+
+// granted records a hold fenced on members and confirmed at start
+// (validity counts from there), unless its validity has already run out by
+// now: a grant that cannot be relied on any more is never reported. It
+// returns the validity left.
+func (m *Mutex) granted(token uint64, start time.Time, members []bool) (time.Duration, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	valid := validity(m.lease, time.Since(start))
+	if valid <= 0 {
+		return valid, nil
+	}
 	l := &watchdog.Lease{TTL: m.lease, Fixed: m.fixed, Target: m}
 	if !m.fixed {
 		l.Renewer = renewerOf
@@ -292,18 +350,28 @@ func (m *Mutex) granted(token uint64, start time.Time) error {
 		m.end(l, reason, true)
 	}
 	if err := m.e0.Watchdog.Add(l, start); err != nil {
-		return redisync.ErrClosed
+		return valid, redisync.ErrClosed
 	}
 	m.holds, m.token, m.err, m.lost, m.renewal, m.since = 1, token, nil, false, l, start
+	m.members = members
 	m.done = make(chan struct{})
-	return nil
+	return valid, nil
 }
 
 // Unlock releases one hold; the last one deletes the lock on every node.
+//
+// The hold ends locally at once — renewal stops and Done closes — and the
+// release is sent to every node whatever ctx says: ctx (and the release
+// wait, the node timeout but at least 100 ms) bounds only how long Unlock
+// waits for the replies; a Client task awaits the rest, and the handle's
+// next Lock waits for it (at most engine.CompensateTimeout), so a late
+// release never meets a new hold.
+//
 // It returns redisync.ErrNotHeld when the handle holds nothing, an error
 // matching redisync.ErrLockLost when the hold was lost (what is left is
-// removed), and a *QuorumError when no node could be reached (the keys
-// then expire within the lease). Unlock panics on a nil ctx.
+// removed), and a *QuorumError with Op OpRelease when no node confirmed the
+// release (its Unwrap includes ctx.Err() when ctx ended first; keys that
+// were not released expire within the lease). Unlock panics on a nil ctx.
 func (m *Mutex) Unlock(ctx context.Context) error {
 	if ctx == nil {
 		panic("redlock: nil Context")
@@ -311,18 +379,19 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	if m.nameErr != nil {
 		return m.nameErr
 	}
-	m.op.Lock()
-	defer m.op.Unlock()
+	// Not bounded by ctx: whatever holds op finishes within a bound, and
+	// the release must be sent.
+	m.op <- struct{}{}
+	var rest func()
+	defer func() { m.freeOpAfter(rest) }()
 	m.mu.Lock()
 	holds, lost, renewal := m.holds, m.lost, m.renewal
 	m.mu.Unlock()
 	switch {
 	case holds == 0 && lost:
-		m.releaseAll(ctx)
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		m.lost = false
-		return m.err
+		var err error
+		rest, err = m.cleanUpLost(ctx)
+		return err
 	case holds == 0:
 		return redisync.ErrNotHeld
 	case holds > 1:
@@ -332,32 +401,39 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 		return nil
 	}
 	if !m.e0.Watchdog.Remove(renewal) {
+		// Lost while we were getting here: OnLost may not have run yet.
+		// End the hold now (OnLost then finds it ended) and clean up here,
+		// still holding op.
 		m.end(renewal, hold.LostReason(m.e0), true)
-		return m.Unlock(ctx)
+		if mutantUnlockDeadlock {
+			return m.Unlock(ctx)
+		}
+		var err error
+		rest, err = m.cleanUpLost(ctx)
+		return err
 	}
-	errs := m.releaseAll(ctx)
 	m.end(renewal, redisync.ErrNotHeld, false)
-	failed := 0
+	var errs []error
+	errs, rest = m.release(ctx, m.allNodes(), m.releaseWait())
+	confirmed := 0
 	for _, err := range errs {
-		if err != nil {
-			failed++
+		if err == nil {
+			confirmed++
 		}
 	}
-	if failed == len(m.nodes) {
-		return &QuorumError{Required: quorum(len(m.nodes)), Nodes: errs}
+	if confirmed == 0 {
+		return &QuorumError{Op: OpRelease, Required: quorum(len(m.nodes)), Nodes: errs, Cause: ctx.Err()}
 	}
 	return nil
 }
 
-// releaseAll deletes this owner's lock on every node in parallel, also
-// after ctx ended; it returns each node's error.
-func (m *Mutex) releaseAll(ctx context.Context) []error {
-	bctx, cancel := engine.Background(ctx)
-	defer cancel()
-	return fanOut(bctx, m.nodes, max(m.nodeTimeout, 100*time.Millisecond), func(ctx context.Context, _ int, n *node) error {
-		_, err := scripts.RedlockRelease(ctx, n.e.RC, &n.keys, m.owner)
-		return err
-	})
+// cleanUpLost removes whatever is left of a lost hold and reports the loss.
+func (m *Mutex) cleanUpLost(ctx context.Context) (rest func(), err error) {
+	_, rest = m.release(ctx, m.allNodes(), m.releaseWait())
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.lost = false
+	return rest, m.err
 }
 
 // end ends hold l (if current) for reason.
@@ -367,7 +443,7 @@ func (m *Mutex) end(l *watchdog.Lease, reason error, lost bool) {
 		m.mu.Unlock()
 		return
 	}
-	m.renewal, m.holds, m.token, m.err, m.lost = nil, 0, 0, reason, lost
+	m.renewal, m.holds, m.token, m.err, m.lost, m.members = nil, 0, 0, reason, lost, nil
 	close(m.done)
 	held := time.Since(m.since)
 	m.mu.Unlock()
@@ -399,7 +475,9 @@ func (m *Mutex) Err() error {
 }
 
 // fanOut runs f on every node in parallel, each bounded by timeout, and
-// waits for all of them (stragglers are cancelled, then awaited).
+// waits for all of them (stragglers are cancelled, then awaited; their
+// error is ErrNodeTimeout). Only for commands that may be abandoned in
+// flight (fence, renew): never for an acquire or a release.
 func fanOut(ctx context.Context, nodes []*node, timeout time.Duration, f func(ctx context.Context, i int, n *node) error) []error {
 	errs := make([]error, len(nodes))
 	var wg sync.WaitGroup
@@ -410,6 +488,11 @@ func fanOut(ctx context.Context, nodes []*node, timeout time.Duration, f func(ct
 			nctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
 			errs[i] = f(nctx, i, n)
+			if errs[i] != nil && ctx.Err() == nil && nctx.Err() != nil {
+				// The node timeout, not the caller's ctx: say so, so that a
+				// live ctx never sees context.DeadlineExceeded.
+				errs[i] = ErrNodeTimeout
+			}
 		}()
 	}
 	wg.Wait()

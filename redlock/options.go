@@ -27,8 +27,12 @@ func WithLease(d time.Duration) Option {
 
 // WithNodeTimeout bounds each node's answer in an acquisition, so a slow
 // or dead node costs at most d of the validity. New panics if d is below
-// 1 ms or not below the lease. Default: a twentieth of the lease, at most
-// 250 ms.
+// 1 ms or not below the lease. A reply that arrived before the wait
+// stopped counts even if it came in after d (the validity check covers the
+// time), and a late node's acquire is not abandoned: a Client task awaits
+// its reply and releases a grant nobody uses. Default: a twentieth of the
+// lease, at least 100 ms (a busy machine stalls a client that long) but at
+// most a quarter of the lease, and at most 250 ms.
 func WithNodeTimeout(d time.Duration) Option {
 	return func(o *options) { o.nodeTimeout, o.nodeTimeoutSet = d, true }
 }
@@ -61,4 +65,18 @@ func (o *options) validate(lease time.Duration) {
 	if o.quarantineSet && o.quarantine < 0 {
 		panic("redlock: negative restart quarantine")
 	}
+}
+
+// Node timeout defaults: a twentieth of the lease, but at least
+// minNodeTimeout — a loaded machine stalls a client for tens of
+// milliseconds, and a node timeout below that fails every node at once —
+// and at most a quarter of the lease (three quarters of the validity are
+// left) and maxNodeTimeout.
+const (
+	minNodeTimeout = 100 * time.Millisecond
+	maxNodeTimeout = 250 * time.Millisecond
+)
+
+func defaultNodeTimeout(lease time.Duration) time.Duration {
+	return min(max(lease/20, minNodeTimeout), lease/4, maxNodeTimeout)
 }

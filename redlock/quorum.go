@@ -16,14 +16,26 @@ var (
 	// the restart quarantine ago, so it may have forgotten a live lock and
 	// does not count towards a quorum yet.
 	ErrNodeRestarted = errors.New("redlock: node restarted recently")
+	// ErrNodeTimeout: the node did not answer within the node timeout
+	// (WithNodeTimeout), or before Unlock stopped waiting. Its command was
+	// not abandoned: a Client task awaits the reply and undoes a late grant.
+	// It is not context.DeadlineExceeded, which only ever means that the
+	// caller's ctx ended.
+	ErrNodeTimeout = errors.New("redlock: node did not answer in time")
 )
+
+// OpRelease is QuorumError.Op for a release (Unlock).
+const OpRelease = "release"
 
 // QuorumError reports an acquisition that did not reach a valid quorum for
 // a reason other than the lock being held elsewhere: node errors, nodes in
 // restart quarantine, or a validity that ran out (the acquisition took
-// longer than the lease allows).
+// longer than the lease allows). Unlock returns one with Op = OpRelease when
+// no node confirmed the release.
 type QuorumError struct {
-	Granted  int           // nodes that granted
+	// Op is "" for an acquisition and OpRelease for a release.
+	Op       string
+	Granted  int           // nodes that granted (release: that confirmed)
 	Required int           // the quorum: N/2+1
 	Validity time.Duration // lease − elapsed − drift when it was computed (<= 0: ran out)
 	// Nodes holds one entry per node, in the order of the clients given to
@@ -36,8 +48,12 @@ type QuorumError struct {
 
 func (e *QuorumError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "redlock: %d of %d nodes granted, %d required", e.Granted, len(e.Nodes), e.Required)
-	if e.Granted >= e.Required {
+	if e.Op == OpRelease {
+		fmt.Fprintf(&b, "redlock: release confirmed by %d of %d nodes", e.Granted, len(e.Nodes))
+	} else {
+		fmt.Fprintf(&b, "redlock: %d of %d nodes granted, %d required", e.Granted, len(e.Nodes), e.Required)
+	}
+	if e.Op != OpRelease && e.Granted >= e.Required {
 		fmt.Fprintf(&b, ", but the validity ran out (%v)", e.Validity)
 	}
 	for i, err := range e.Nodes {
