@@ -38,6 +38,10 @@ restart-delayed and server-pause need the harness's own lock servers.
 split-brain shows two holders only with critical sections long enough for the
 other half to get in (e.g. --hold 300ms). bad-input runs no workload: it
 checks each bad input against every primitive (run it with rlock).
+cancel-unlock, panic, shared-owner and shared-handle inject no server fault:
+the fault is the caller (Unlock with a cancelled context, a panic inside
+redisync.Do, two handles on one owner id, two goroutines sharing a handle);
+a lock left held by nobody then counts as stuck, a NEVER result.
 With --processes, workers are child processes of this binary: holder-pause
 is then SIGSTOP of a process inside a hold, and crash SIGKILL.`, stdout, stderr)
 	lockAddr := fs.String("lock-addr", "", "host:port of the Redis the locks live on; redlock: five, comma-separated (default: start them)")

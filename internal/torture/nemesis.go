@@ -16,7 +16,7 @@ import (
 // share loses its keys (Kleppmann's counter-example).
 func (r *runState) nemesis(ctx context.Context) {
 	sc := r.cfg.Scenario
-	if sc == "none" || sc == "cancel" {
+	if sc == "none" || sc == "cancel" || isLifecycle(sc) {
 		return
 	}
 	rng := rand.New(rand.NewPCG(r.cfg.Seed, 1<<32))

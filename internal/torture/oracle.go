@@ -65,6 +65,9 @@ func (r *runState) check(ctx context.Context) *Report {
 	rep := &Report{Primitive: cfg.Primitive, Scenario: cfg.Scenario, Seed: cfg.Seed, Grants: len(r.holds),
 		Faults: r.faults, Errors: r.errors, Hangs: r.hangs, Timeouts: r.timeouts,
 		PartialHolds: r.partial, DoubleReleases: r.doubles, Leaks: []string{}}
+	if isLifecycle(cfg.Scenario) {
+		rep.Stuck = r.timeouts + r.stuck(ctx)
+	}
 	byName := map[string][]hold{}
 	for _, h := range r.holds {
 		for _, n := range h.Names {

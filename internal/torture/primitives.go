@@ -2,8 +2,11 @@ package torture
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/redisync/redisync"
@@ -53,6 +56,7 @@ type grant struct {
 // the worker's Clients: one, or one per node for redlock.
 func newContender(cfg *Config, clients []*redisync.Client, names []string) contender {
 	fixed := cfg.Scenario == "holder-pause" // a paused process renews nothing
+	sharedOwner := cfg.Scenario == "shared-owner"
 	switch cfg.Primitive {
 	case "fairlock":
 		var opts []fairlock.Option
@@ -61,14 +65,16 @@ func newContender(cfg *Config, clients []*redisync.Client, names []string) conte
 		}
 		// A dead waiter holds the queue up for a lease at most.
 		opts = append(opts, fairlock.WithWaiterTimeout(cfg.Lease))
-		return fairContender{c: clients[0], names: names, opts: opts}
+		return fairContender{c: clients[0], names: names, opts: opts,
+			shared: sharedHandles[*fairlock.Mutex](cfg), sharedOwner: sharedOwner}
 	case "rwlock":
 		var opts []rwlock.Option
 		if fixed {
 			opts = append(opts, rwlock.WithLease(cfg.Lease))
 		}
 		opts = append(opts, rwlock.WithWriterPreference(), rwlock.WithWaiterTimeout(cfg.Lease))
-		return rwContender{c: clients[0], names: names, opts: opts}
+		return rwContender{c: clients[0], names: names, opts: opts,
+			shared: sharedHandles[*rwlock.RWMutex](cfg), sharedOwner: sharedOwner}
 	case "semaphore":
 		var opts []semaphore.Option
 		if fixed {
@@ -77,19 +83,21 @@ func newContender(cfg *Config, clients []*redisync.Client, names []string) conte
 		opts = append(opts, semaphore.WithWaiterTimeout(cfg.Lease))
 		return semContender{c: clients[0], names: names, permits: cfg.Permits, opts: opts}
 	case "multilock":
-		return &multiContender{c: clients[0], names: names, fixed: fixed, lease: cfg.Lease}
+		return &multiContender{c: clients[0], names: names, fixed: fixed, lease: cfg.Lease,
+			shared: sharedHandles[*multilock.Mutex](cfg)}
 	case "redlock":
 		var opts []redlock.Option
 		if fixed {
 			opts = append(opts, redlock.WithLease(cfg.Lease))
 		}
-		return redlockContender{clients: clients, names: names, opts: opts}
+		return redlockContender{clients: clients, names: names, opts: opts, shared: sharedHandles[*redlock.Mutex](cfg)}
 	}
 	var opts []rlock.Option
 	if fixed {
 		opts = append(opts, rlock.WithLease(cfg.Lease))
 	}
-	return rlockContender{c: clients[0], names: names, opts: opts}
+	return rlockContender{c: clients[0], names: names, opts: opts,
+		shared: sharedHandles[*rlock.Mutex](cfg), sharedOwner: sharedOwner}
 }
 
 // exclusiveGrant wraps a held redisync.Locker on one name.
@@ -99,14 +107,20 @@ func exclusiveGrant(name string, l redisync.Locker) *grant {
 }
 
 type rlockContender struct {
-	c     *redisync.Client
-	names []string
-	opts  []rlock.Option
+	c           *redisync.Client
+	names       []string
+	opts        []rlock.Option
+	shared      *handles[*rlock.Mutex]
+	sharedOwner bool
 }
 
 func (k rlockContender) acquire(ctx context.Context, rng *rand.Rand) (*grant, error) {
 	name := k.names[rng.IntN(len(k.names))]
-	m := rlock.New(k.c, name, k.opts...)
+	if k.sharedOwner {
+		opts := append(slices.Clip(k.opts), rlock.WithOwner(sharedOwnerID(rng)))
+		return sharedOwnerGrant(ctx, rng.IntN(2) == 0, name, rlock.New(k.c, name, opts...), rlock.New(k.c, name, opts...))
+	}
+	m := k.shared.get(name, func() *rlock.Mutex { return rlock.New(k.c, name, k.opts...) })
 	if err := m.Lock(ctx); err != nil {
 		return nil, err
 	}
@@ -114,14 +128,20 @@ func (k rlockContender) acquire(ctx context.Context, rng *rand.Rand) (*grant, er
 }
 
 type fairContender struct {
-	c     *redisync.Client
-	names []string
-	opts  []fairlock.Option
+	c           *redisync.Client
+	names       []string
+	opts        []fairlock.Option
+	shared      *handles[*fairlock.Mutex]
+	sharedOwner bool
 }
 
 func (k fairContender) acquire(ctx context.Context, rng *rand.Rand) (*grant, error) {
 	name := k.names[rng.IntN(len(k.names))]
-	m := fairlock.New(k.c, name, k.opts...)
+	if k.sharedOwner {
+		opts := append(slices.Clip(k.opts), fairlock.WithOwner(sharedOwnerID(rng)))
+		return sharedOwnerGrant(ctx, rng.IntN(2) == 0, name, fairlock.New(k.c, name, opts...), fairlock.New(k.c, name, opts...))
+	}
+	m := k.shared.get(name, func() *fairlock.Mutex { return fairlock.New(k.c, name, k.opts...) })
 	if err := m.Lock(ctx); err != nil {
 		return nil, err
 	}
@@ -131,14 +151,21 @@ func (k fairContender) acquire(ctx context.Context, rng *rand.Rand) (*grant, err
 // rwContender takes the write lock one time in three (writers update the
 // resource), read holds otherwise (readers only look).
 type rwContender struct {
-	c     *redisync.Client
-	names []string
-	opts  []rwlock.Option
+	c           *redisync.Client
+	names       []string
+	opts        []rwlock.Option
+	shared      *handles[*rwlock.RWMutex]
+	sharedOwner bool
 }
 
 func (k rwContender) acquire(ctx context.Context, rng *rand.Rand) (*grant, error) {
 	name := k.names[rng.IntN(len(k.names))]
-	rw := rwlock.New(k.c, name, k.opts...)
+	if k.sharedOwner { // the write side: a nested exclusive hold
+		opts := append(slices.Clip(k.opts), rwlock.WithOwner(sharedOwnerID(rng)))
+		a, b := rwlock.New(k.c, name, opts...), rwlock.New(k.c, name, opts...)
+		return sharedOwnerGrant(ctx, rng.IntN(2) == 0, name, a.WriteLocker(), b.WriteLocker())
+	}
+	rw := k.shared.get(name, func() *rwlock.RWMutex { return rwlock.New(k.c, name, k.opts...) })
 	if rng.IntN(3) == 0 {
 		if err := rw.Lock(ctx); err != nil {
 			return nil, err
@@ -174,11 +201,14 @@ func (k semContender) acquire(ctx context.Context, rng *rand.Rand) (*grant, erro
 // multiContender locks two distinct names in a random order, so that two
 // workers often ask for {A,B} and {B,A} at once.
 type multiContender struct {
-	c     *redisync.Client
-	names []string
-	fixed bool
-	lease time.Duration
-	last  []*rlock.Mutex // the components of the last attempt
+	c      *redisync.Client
+	names  []string
+	fixed  bool
+	lease  time.Duration
+	shared *handles[*multilock.Mutex] // by the pair's names, in order
+
+	mu   sync.Mutex     // a shared-handle twin uses this contender too
+	last []*rlock.Mutex // the components of the last attempt
 }
 
 func (k *multiContender) acquire(ctx context.Context, rng *rand.Rand) (*grant, error) {
@@ -190,20 +220,25 @@ func (k *multiContender) acquire(ctx context.Context, rng *rand.Rand) (*grant, e
 	if k.fixed {
 		opts = append(opts, rlock.WithLease(k.lease))
 	}
-	k.last = k.last[:0]
-	lockers := make([]redisync.Locker, 2)
-	for i, j := range perm {
-		m := rlock.New(k.c, k.names[j], opts...)
-		k.last = append(k.last, m)
-		lockers[i] = m
+	var parts []*rlock.Mutex
+	ml := k.shared.get(k.names[perm[0]]+"\x00"+k.names[perm[1]], func() *multilock.Mutex {
+		lockers := make([]redisync.Locker, 2)
+		for i, j := range perm {
+			lockers[i] = rlock.New(k.c, k.names[j], opts...)
+		}
+		return multilock.New(lockers...)
+	})
+	for _, l := range ml.Components() {
+		parts = append(parts, l.(*rlock.Mutex))
 	}
-	ml := multilock.New(lockers...)
+	k.mu.Lock()
+	k.last = parts
+	k.mu.Unlock()
 	if err := ml.Lock(ctx); err != nil {
-		last := append([]*rlock.Mutex(nil), k.last...)
-		return &grant{leftover: func(ctx context.Context) (int, error) { return held(ctx, last) }}, err
+		return &grant{leftover: func(ctx context.Context) (int, error) { return held(ctx, parts) }}, err
 	}
 	g := &grant{mode: modeExclusive, done: ml.Done(), err: ml.Err, release: ml.Unlock}
-	for _, m := range k.last {
+	for _, m := range parts {
 		g.names = append(g.names, m.Name())
 		g.tokens = append(g.tokens, m.Token())
 	}
@@ -229,13 +264,72 @@ type redlockContender struct {
 	clients []*redisync.Client
 	names   []string
 	opts    []redlock.Option
+	shared  *handles[*redlock.Mutex]
 }
 
 func (k redlockContender) acquire(ctx context.Context, rng *rand.Rand) (*grant, error) {
 	name := k.names[rng.IntN(len(k.names))]
-	m := redlock.New(k.clients, name, k.opts...)
+	m := k.shared.get(name, func() *redlock.Mutex { return redlock.New(k.clients, name, k.opts...) })
 	if err := m.Lock(ctx); err != nil {
 		return nil, err
 	}
 	return exclusiveGrant(name, m), nil
+}
+
+// handles keeps one lock handle per name for the shared-handle scenario,
+// where a worker and its twin share them; nil (every other scenario) makes
+// get build a fresh handle each time.
+type handles[T any] struct {
+	mu sync.Mutex
+	m  map[string]T
+}
+
+// sharedHandles returns the handle cache cfg's scenario calls for, or nil.
+func sharedHandles[T any](cfg *Config) *handles[T] {
+	if cfg.Scenario != "shared-handle" {
+		return nil
+	}
+	return &handles[T]{m: map[string]T{}}
+}
+
+// get returns the handle for name, made by build the first time.
+func (h *handles[T]) get(name string, build func() T) T {
+	if h == nil {
+		return build()
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	v, ok := h.m[name]
+	if !ok {
+		v = build()
+		h.m[name] = v
+	}
+	return v
+}
+
+// sharedOwnerID draws an owner id for one shared-owner hold.
+func sharedOwnerID(rng *rand.Rand) string { return fmt.Sprintf("torture-shared-%016x", rng.Uint64()) }
+
+// sharedOwnerGrant takes one nested hold through two handles a and b that
+// share an owner id: a locks, b re-enters at once. Its release unlocks both,
+// in either order (firstA), after which the lock must be free.
+func sharedOwnerGrant(ctx context.Context, firstA bool, name string, a, b redisync.Locker) (*grant, error) {
+	if err := a.Lock(ctx); err != nil {
+		return nil, err
+	}
+	ok, err := b.TryLock(ctx)
+	if err != nil || !ok {
+		uerr := a.Unlock(context.WithoutCancel(ctx))
+		if err == nil {
+			err = fmt.Errorf("torture: a second handle of the owner could not re-enter %q", name)
+		}
+		return nil, errors.Join(err, uerr)
+	}
+	return &grant{names: []string{name}, tokens: []uint64{a.Token()}, mode: modeExclusive,
+		done: a.Done(), err: a.Err, release: func(ctx context.Context) error {
+			if firstA {
+				return errors.Join(a.Unlock(ctx), b.Unlock(ctx))
+			}
+			return errors.Join(b.Unlock(ctx), a.Unlock(ctx))
+		}}, nil
 }

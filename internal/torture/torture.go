@@ -57,7 +57,8 @@ import (
 // no workload: it checks each bad input's outcome (badinput.go), for every
 // primitive at once, so it runs under rlock only.
 var Scenarios = []string{"none", "holder-pause", "key-delete", "script-flush", "pubsub-kill", "restart", "cancel",
-	"partition", "reply-loss", "server-pause", "crash", "minority-down", "split-brain", "bad-input", "restart-delayed", "latency"}
+	"partition", "reply-loss", "server-pause", "crash", "minority-down", "split-brain", "bad-input", "restart-delayed", "latency",
+	"cancel-unlock", "panic", "shared-owner", "shared-handle"}
 
 // redlockOnly are the scenarios that need several lock servers.
 var redlockOnly = []string{"minority-down", "split-brain"}
@@ -66,6 +67,9 @@ var redlockOnly = []string{"minority-down", "split-brain"}
 func Applies(primitive, scenario string) bool {
 	if scenario == "bad-input" {
 		return primitive == "rlock"
+	}
+	if isLifecycle(scenario) {
+		return lifecycleApplies(primitive, scenario)
 	}
 	return primitive == "redlock" || !slices.Contains(redlockOnly, scenario)
 }
@@ -149,6 +153,7 @@ type Report struct {
 	Leaks             []string     `json:"leaks"`                    // NEVER
 	Hangs             int          `json:"hangs"`                    // NEVER: calls that outlived their deadline
 	Timeouts          int          `json:"timeouts"`                 // Lock calls that used up a generous deadline
+	Stuck             int          `json:"stuck"`                    // NEVER in the lifecycle scenarios: timeouts with no fault injected (a lock left held by nobody)
 	HandoffP50        float64      `json:"handoff_p50_ms"`
 	HandoffP99        float64      `json:"handoff_p99_ms"`
 	RecoveryMax       float64      `json:"recovery_max_ms"`  // crash → next grant of the name, worst case
@@ -171,6 +176,7 @@ func (r *Report) Violations() []string {
 	add(r.DoubleReleases, "double releases accepted")
 	add(r.FIFOInversions, "FIFO inversions")
 	add(r.Hangs, "calls outlived their deadline")
+	add(r.Stuck, "stuck: Lock calls timed out, or lock keys left, with no fault injected and every worker stopped")
 	if len(r.Leaks) > 0 {
 		v = append(v, fmt.Sprintf("leaks: %v", r.Leaks))
 	}

@@ -35,7 +35,6 @@ type worker struct {
 	waiting   atomic.Bool // inside an acquire
 	crashed   atomic.Bool // the nemesis crashed it while it waited
 	crashNext atomic.Bool // crash at the next hold, in the critical section
-	grants    int
 }
 
 func (r *runState) newWorker(id int) (*worker, error) {
@@ -123,10 +122,29 @@ func (w *worker) contender() contender {
 	return w.k
 }
 
-// run does acquire → critical section → release until ctx ends.
+// run does acquire → critical section → release until ctx ends. In the
+// shared-handle scenario a twin goroutine does the same over the same
+// handles, as a second holder (see lifecycle.go).
 func (w *worker) run(ctx context.Context) {
+	if w.r.cfg.Scenario != "shared-handle" {
+		w.loop(ctx, w.id)
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		w.loop(ctx, w.id+twinOffset)
+	}()
+	w.loop(ctx, w.id)
+	wg.Wait()
+}
+
+// loop is run's acquire → critical section → release, for holder id.
+func (w *worker) loop(ctx context.Context, id int) {
 	r, cfg := w.r, &w.r.cfg
-	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(w.id)<<16|uint64(w.incarnation)))
+	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(id)<<16|uint64(w.incarnation)))
+	grants := 0
 	for ctx.Err() == nil {
 		if w.crashed.Swap(false) {
 			if err := w.boot(); err != nil {
@@ -151,28 +169,43 @@ func (w *worker) run(ctx context.Context) {
 			w.failed(ctx, actx, g, err)
 			continue
 		}
-		w.grants++
-		r.entered(w.id, g.names, g.mode, g.id, call)
-		h := hold{Kind: "hold", Names: g.names, Tokens: g.tokens, Mode: g.mode, ID: g.id, Worker: w.id,
-			Owner: fmt.Sprintf("w%d.%d-g%d", w.id, w.incarnation, w.grants), Call: call, Enter: r.now()}
+		grants++
+		r.entered(id, g.names, g.mode, g.id, call)
+		h := hold{Kind: "hold", Names: g.names, Tokens: g.tokens, Mode: g.mode, ID: g.id, Worker: id,
+			Owner: fmt.Sprintf("w%d.%d-g%d", id, w.incarnation, grants), Call: call, Enter: r.now()}
+		if cfg.Scenario == "panic" {
+			released := w.criticalInDo(ctx, rng, g, &h)
+			w.doubleRelease(rng, g, released)
+			continue
+		}
 		w.critical(ctx, rng, g, &h)
 		if h.Crashed {
 			r.record(h)
 			continue
 		}
-		h.Exit = r.now()
-		if h.LostAt == 0 && g.err() != nil {
-			h.LostAt = h.Exit
-		}
 		// Recorded before the release: a child process killed after this
 		// line is known to have left the section (its lock just expires).
-		r.record(h)
-		released := g.release(context.Background()) == nil
-		// A second release of a hold released once must be turned away.
-		if released && rng.IntN(8) == 0 {
-			if err := g.release(context.Background()); err == nil {
-				r.count(&r.doubles)
-			}
+		w.exitHold(g, &h)
+		w.doubleRelease(rng, g, w.release(rng, g))
+	}
+}
+
+// exitHold closes h's record just before its release: a hold that ended by
+// its holder's choice, or by a loss it was told of.
+func (w *worker) exitHold(g *grant, h *hold) {
+	h.Exit = w.r.now()
+	if h.LostAt == 0 && g.err() != nil {
+		h.LostAt = h.Exit
+	}
+	w.r.record(*h)
+}
+
+// doubleRelease sometimes releases g, released once already, a second time:
+// that must be turned away.
+func (w *worker) doubleRelease(rng *rand.Rand, g *grant, released bool) {
+	if released && rng.IntN(8) == 0 {
+		if err := g.release(context.Background()); err == nil {
+			w.r.count(&w.r.doubles)
 		}
 	}
 }
