@@ -19,12 +19,13 @@ import (
 // redlock), whatever the number of holds or commands in it.
 type renewalCounter struct {
 	mu      sync.Mutex
-	renewed map[string]int
-	failed  map[string]int
+	renewed  map[string]int
+	failed   map[string]int
+	failedAt map[string][]time.Time
 }
 
 func newRenewalCounter() *renewalCounter {
-	return &renewalCounter{renewed: map[string]int{}, failed: map[string]int{}}
+	return &renewalCounter{renewed: map[string]int{}, failed: map[string]int{}, failedAt: map[string][]time.Time{}}
 }
 
 func (c *renewalCounter) Observe(ev redisync.Event) {
@@ -35,7 +36,21 @@ func (c *renewalCounter) Observe(ev redisync.Event) {
 		c.renewed[ev.Primitive]++
 	case redisync.EventRenewFailed:
 		c.failed[ev.Primitive]++
+		c.failedAt[ev.Primitive] = append(c.failedAt[ev.Primitive], time.Now())
 	}
+}
+
+// failedBetween counts the failed rounds of layout reported in [from, to).
+func (c *renewalCounter) failedBetween(layout string, from, to time.Time) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, at := range c.failedAt[layout] {
+		if !at.Before(from) && at.Before(to) {
+			n++
+		}
+	}
+	return n
 }
 
 func (c *renewalCounter) counts(layout string) (renewed, failed int) {
