@@ -1,0 +1,96 @@
+package redisync_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/internal/locktest"
+	"github.com/redisync/redisync/internal/redistest"
+	"github.com/redisync/redisync/rlock"
+)
+
+// TestRenewalPausedClusterMasterCostsOnlyItsOwnHolds (issue 12, defect 6):
+// holds spread over the three masters of a Cluster; one master is paused
+// (SIGSTOP) past the lease. Before the fix the renewal round waited for the
+// paused shard until the earliest deadline and failed as a whole, so the
+// holds on the healthy masters were lost with it. Now each round waits at
+// most a third of the lease and each hold is judged by its own command:
+// the holds on the other masters stay held with their keys alive, and only
+// the paused master's holds are reported lost (before their lease ends).
+func TestRenewalPausedClusterMasterCostsOnlyItsOwnHolds(t *testing.T) {
+	// The pause stays below the Cluster's node timeout (2 s), so the other
+	// masters never declare the Cluster down: what is tested is the client.
+	const lease, pause, n = 900 * time.Millisecond, 1600 * time.Millisecond, 30
+	cl := redistest.StartCluster(t, 3)
+	c := redisync.New(cl.Client(t), redisync.WithWatchdogTimeout(lease))
+	t.Cleanup(func() { c.Close() })
+	bg := locktest.Bg()
+
+	victim := cl.Nodes[0]
+	type held struct {
+		mu   *rlock.Mutex
+		node *redistest.Server
+	}
+	holds := make([]held, n)
+	perNode := map[*redistest.Server]int{}
+	for i := range holds {
+		name := fmt.Sprintf("renewal:cluster:%d", i)
+		holds[i] = held{mu: rlock.New(c, name), node: cl.NodeFor(name)}
+		perNode[holds[i].node]++
+		require.NoError(t, holds[i].mu.Lock(bg))
+	}
+	require.Len(t, perNode, 3, "holds on every master: %v", perNode)
+	direct := map[*redistest.Server]func(key string) int64{}
+	for _, node := range cl.Nodes {
+		rc := node.Client(t)
+		direct[node] = func(key string) int64 {
+			v, err := redistest.Do(t, rc, "PTTL", key).AsInt64()
+			require.NoError(t, err)
+			return v
+		}
+	}
+
+	paused := time.Now()
+	victim.Pause()
+	resumed := false
+	t.Cleanup(func() {
+		if !resumed {
+			victim.Resume()
+		}
+	})
+	for time.Since(paused) < pause {
+		for i, h := range holds {
+			if h.node != victim && isDone(h.mu.Done()) {
+				t.Fatalf("hold %d on a healthy master lost (%v) %v into the pause", i, h.mu.Err(), time.Since(paused))
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for i, h := range holds {
+		if h.node == victim {
+			assert.True(t, isDone(h.mu.Done()), "hold %d on the paused master not reported lost after %v", i, pause)
+			assert.ErrorIs(t, h.mu.Err(), redisync.ErrLockLost)
+			continue
+		}
+		assert.Greater(t, direct[h.node](h.mu.Name()), int64(0), "hold %d's key alive on its healthy master", i)
+	}
+	victim.Resume()
+	resumed = true
+
+	for i, h := range holds {
+		if h.node == victim {
+			// Nobody renewed a lost hold: its lease ran out during the pause.
+			locktest.Eventually(t, 3*time.Second, func() bool { return direct[victim](h.mu.Name()) == -2 },
+				fmt.Sprintf("key of lost hold %d still there after resume", i))
+			continue
+		}
+		assert.False(t, isDone(h.mu.Done()), "hold %d", i)
+		require.NoError(t, h.mu.Unlock(bg))
+		assert.Equal(t, int64(-2), direct[h.node](h.mu.Name()), "hold %d released", i)
+	}
+}
