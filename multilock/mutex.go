@@ -50,6 +50,10 @@ type Mutex struct {
 	err     error
 	stop    chan struct{} // ends the loss watcher
 	watcher sync.WaitGroup
+	// owed lists the components whose release failed (in the order to
+	// retry, reverse canonical): the next Unlock retries them first, and so
+	// does the next round of Lock, before it takes them again.
+	owed []redisync.Locker
 }
 
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
@@ -171,6 +175,12 @@ func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 func (m *Mutex) round(ctx context.Context) (bool, time.Duration, error) {
 	m.op.Lock()
 	defer m.op.Unlock()
+	if len(m.owed) > 0 {
+		// Best effort: a component still held from the last hold would
+		// otherwise be re-entered by this round, and keep a count that
+		// no Unlock removes.
+		m.owed, _ = m.releaseParts(ctx, m.owed, true)
+	}
 	var (
 		ok   bool
 		hint time.Duration
@@ -267,8 +277,15 @@ func (m *Mutex) held() {
 }
 
 // Unlock releases one hold of every component, in reverse canonical order,
-// and returns their errors joined (each names its component). It returns
-// redisync.ErrNotHeld when the multilock is not held, and an error matching
+// and returns their errors joined (each names its component). The hold
+// ends locally first — the loss watcher stops, and after the last hold Done
+// closes — and every component is released whatever ctx says (each
+// component's own Unlock decides how ctx bounds its wait). A component
+// whose release fails is remembered: the next Unlock retries it first
+// (Unlock on a multilock that holds nothing but still owes releases
+// retries them and returns their errors), as does the next Lock before it
+// takes the components again. It returns redisync.ErrNotHeld when the
+// multilock is not held and owes nothing, and an error matching
 // redisync.ErrLockLost when a component was lost (every component is still
 // released). Unlock panics on a nil ctx.
 func (m *Mutex) Unlock(ctx context.Context) error {
@@ -277,10 +294,19 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	}
 	m.op.Lock()
 	defer m.op.Unlock()
+	var errs []error
+	if len(m.owed) > 0 {
+		var err error
+		m.owed, err = m.releaseParts(ctx, m.owed, true)
+		errs = append(errs, err)
+	}
 	m.mu.Lock()
 	holds := m.holds
 	m.mu.Unlock()
 	if holds == 0 {
+		if len(errs) > 0 { // a retry of owed releases
+			return errors.Join(errs...)
+		}
 		return redisync.ErrNotHeld
 	}
 	if holds == 1 {
@@ -288,29 +314,57 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 		close(m.stop)
 		m.mu.Unlock()
 		m.watcher.Wait()
-	}
-	var errs []error
-	for i := len(m.parts) - 1; i >= 0; i-- {
-		if err := m.parts[i].Unlock(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("multilock: releasing %s: %w", m.parts[i].(Named).Name(), err))
-		}
-	}
-	err := errors.Join(errs...)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.holds--
-	if m.holds == 0 {
+		m.mu.Lock()
 		select {
 		case <-m.done: // lost: keep the loss as the reason
 		default:
 			m.err = redisync.ErrNotHeld
 			close(m.done)
 		}
-		if errors.Is(err, redisync.ErrLockLost) {
-			m.err = redisync.ErrLockLost
-		}
+		m.mu.Unlock()
+	}
+	reversed := make([]redisync.Locker, 0, len(m.parts))
+	for i := len(m.parts) - 1; i >= 0; i-- {
+		reversed = append(reversed, m.parts[i])
+	}
+	failed, err := m.releaseParts(ctx, reversed, false)
+	errs = append(errs, err)
+	if !mutantForget {
+		m.owed = append(m.owed, failed...)
+	}
+	err = errors.Join(errs...)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.holds--
+	if m.holds == 0 && errors.Is(err, redisync.ErrLockLost) {
+		m.err = redisync.ErrLockLost
 	}
 	return err
+}
+
+// releaseParts unlocks parts in the order given and returns the ones whose
+// release failed (to be retried), with every error joined. A component
+// that reports its loss has cleaned up after itself; one that says it is
+// not held is not retried — on a retry (retry set) that is success: the
+// earlier release landed although its reply did not.
+func (m *Mutex) releaseParts(ctx context.Context, parts []redisync.Locker, retry bool) ([]redisync.Locker, error) {
+	var (
+		failed []redisync.Locker
+		errs   []error
+	)
+	for _, p := range parts {
+		err := p.Unlock(ctx)
+		switch {
+		case err == nil:
+			continue
+		case errors.Is(err, redisync.ErrNotHeld) && retry:
+			continue
+		case !errors.Is(err, redisync.ErrNotHeld) && !errors.Is(err, redisync.ErrLockLost):
+			failed = append(failed, p)
+		}
+		errs = append(errs, fmt.Errorf("multilock: releasing %s: %w", p.(Named).Name(), err))
+	}
+	return failed, errors.Join(errs...)
 }
 
 // Token returns the fencing token of the first component in canonical
