@@ -28,11 +28,17 @@
 //     MaxBackoff, never past the busy lock's remaining lease when known). It
 //     does not subscribe to wake-ups: a multilock waiting for a busy
 //     component polls.
-//   - Unlock releases every component in reverse canonical order and returns
-//     their errors joined, each naming its component. Done closes, and Err
-//     matches redisync.ErrLockLost, as soon as any component is lost (a
-//     watcher goroutine follows the components' Done channels while the
-//     multilock is held; Unlock stops it and waits for it).
+//   - Unlock ends the hold locally first (after the last hold Done closes),
+//     then releases every component in reverse canonical order, whatever
+//     ctx says, and returns their errors joined, each naming its component.
+//     A component whose release fails (a stalled server, say) is remembered:
+//     the next Unlock retries it — on a multilock that holds nothing, Unlock
+//     then only retries what is owed — and so does the next Lock round
+//     before it takes the components again; a retry that finds a component
+//     not held counts as done (the earlier release landed). Done closes,
+//     and Err matches redisync.ErrLockLost, as soon as any component is
+//     lost (a watcher goroutine follows the components' Done channels while
+//     the multilock is held; Unlock stops it and waits for it).
 //   - Token returns the first component's (canonical order) fencing token.
 //     A multilock guards several resources, and each should check its own
 //     lock's token: Components()[i].Token().
