@@ -15,16 +15,47 @@
 // it collects every lease due within the next TTL/6 — so holds taken at
 // different moments ride in the same batch — groups them by Renewer, and hands
 // each group to its Renewer in one call (for rlock: one pipelined round trip
-// per node, one multi-key script per hash slot). Each renewal is scheduled
-// from the time its request was sent, never by resetting a timer after the
-// reply, so a slow reply cannot push the schedule past the lease.
+// per node, one multi-key script per hash slot; for redlock: one script call
+// per node, the nodes in parallel). Each renewal is scheduled from the time
+// its request was sent, never by resetting a timer after the reply, so a slow
+// reply cannot push the schedule past the lease.
 //
-// Outcomes, per lease:
-//   - renewed: confirmed = send time of the renewal;
-//   - gone (the server says the hold is not ours): lost at once;
-//   - transient error (timeout, connection): retried every TTL/10 (at most
-//     one second) until the deadline;
-//   - deadline passed with no confirmation: lost.
+// # Outcomes
+//
+// A Renewer reports one Result per lease, and each lease is judged by its
+// own result only: a failing script, slot, shard or Redlock node makes only
+// the leases it carried Unknown, never its neighbours in the batch.
+//
+//   - Alive: confirmed = send time of the renewal.
+//   - Gone (the server says the hold is not ours — deleted, expired, or the
+//     key now holds another type): lost at once.
+//   - Unknown (a timeout, a connection error, an error reply such as BUSY or
+//     OOM to the command that carried it): retried at the pace below until
+//     the deadline.
+//   - Deadline passed with no confirmation: lost, whatever is in flight.
+//
+// A renewal waits for its replies no longer than the earliest deadline in its
+// batch and no longer than TTL/3: a command that hangs (a paused shard, a
+// stopped node) then holds back the answers for the other leases of the batch
+// for at most a third of a lease, while a lease renewed on time still has
+// about two thirds of its lease left when the round is sent.
+//
+// # Pace of retries
+//
+// A lease whose renewal got no answer is retried after RetryInterval — a
+// tenth of its TTL, at most one second — stretched by a random share of up to
+// RetryJitter (25%), drawn once per failed batch so that the batch's leases
+// stay together and Clients that lost the same server do not retry in step.
+// Until then the lease is in backoff: the TTL/6 batching window does not pull
+// it forward. (It used to: a failed renewal was due again at once, and a
+// Client whose server was down sent renewal scripts, or dial attempts, in a
+// tight loop until the deadlines.) A lease in backoff joins a batch that goes
+// to its Renewer anyway when its retry is less than half a RetryInterval
+// away, so leases that failed in different batches — every batch fails while
+// a server is down — converge on one round trip per RetryInterval instead of
+// one per batch. While a server is unreachable a Client so sends it about one
+// renewal round per RetryInterval: at most ten per lease, and at most about
+// one per second for the default 30 s lease.
 //
 // Loss is reported through the lease's OnLost callback, exactly once, and
 // never after Remove returned. A Fixed lease is never renewed: it only

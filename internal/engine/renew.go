@@ -111,26 +111,28 @@ func RenewOn(ctx context.Context, e *Engine, script *scripts.RenewScript, target
 }
 
 // ObserveRenewal reports one renewal round of a layout: a Renewed event
-// for the holds that got an answer (alive or gone; Latency is the round
-// trip) and a RenewFailed event for those that did not, with the distinct
-// errors joined. A round where some commands failed reports both.
+// counting the holds it extended (Latency is the round trip) and a
+// RenewFailed event counting those that got no answer, with the distinct
+// errors joined. A round where some commands failed reports both; holds
+// found gone are reported by their own Lost events.
 func (e *Engine) ObserveRenewal(layout string, results []watchdog.Result, latency time.Duration) {
-	answered, failed := 0, 0
+	alive, failed := 0, 0
 	var errs []error
 	seen := map[string]bool{}
 	for _, r := range results {
-		if r.Status != watchdog.Unknown {
-			answered++
-			continue
-		}
-		failed++
-		if r.Err != nil && !seen[r.Err.Error()] && len(errs) < maxReportedErrors {
-			seen[r.Err.Error()] = true
-			errs = append(errs, r.Err)
+		switch r.Status {
+		case watchdog.Alive:
+			alive++
+		case watchdog.Unknown:
+			failed++
+			if r.Err != nil && !seen[r.Err.Error()] && len(errs) < maxReportedErrors {
+				seen[r.Err.Error()] = true
+				errs = append(errs, r.Err)
+			}
 		}
 	}
-	if answered > 0 {
-		e.Observe(obs.Event{Kind: obs.Renewed, Primitive: layout, Count: answered, Latency: latency})
+	if alive > 0 {
+		e.Observe(obs.Event{Kind: obs.Renewed, Primitive: layout, Count: alive, Latency: latency})
 	}
 	if failed > 0 {
 		e.Observe(obs.Event{Kind: obs.RenewFailed, Primitive: layout, Count: failed, Err: errors.Join(errs...)})
