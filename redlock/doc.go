@@ -19,11 +19,18 @@
 //
 // One attempt, with the monotonic clock started before the first send:
 //
-//  1. Phase 1 on every node in parallel, each bounded by the node timeout
-//     (WithNodeTimeout: a twentieth of the lease, at most 250 ms):
-//     redlock_acquire.lua does SET name owner NX PX lease and replies with
-//     the node's clock reading max(counter, TIME in µs) and its run_id.
-//     Stragglers are cancelled, and every node's goroutine is awaited.
+//  1. Phase 1 on every node in parallel: redlock_acquire.lua does SET name
+//     owner NX PX lease and replies with the node's clock reading
+//     max(counter, TIME in µs) and its run_id. The attempt waits for the
+//     replies up to the node timeout (WithNodeTimeout: a twentieth of the
+//     lease, at least 100 ms but at most a quarter of the lease, and at
+//     most 250 ms) or until ctx ends; a reply already in when it stops
+//     waiting counts. An acquire is never abandoned in flight — given up
+//     on, it could still run after the undo and leave a key no one renews
+//     or releases — so a node that answers late (or after ctx ended) has
+//     its reply awaited by a task of the first Client (Close waits for it),
+//     which releases the grant unless the node is part of the hold that is
+//     current by then. A Lock whose ctx ends returns ctx.Err() at once.
 //  2. Success needs a quorum (N/2+1) of grants from nodes not in restart
 //     quarantine, and a positive validity = lease − elapsed − drift (drift
 //     = 1% of the lease + 2 ms). A client paused between the sends and
@@ -32,10 +39,21 @@
 //     the granting nodes; redlock_fence.lua raises each granting node's
 //     counter to it while the node still holds this owner's key. It must
 //     succeed on a quorum within the validity.
-//  4. On any failure the lock is released on every node — also where the
-//     answer was lost, since a node may have granted without us seeing it
-//     — and Lock retries after a random delay (WithRetryDelay, 20–120 ms).
-//     Lock does not use pub/sub: it polls.
+//  4. On any failure the lock is released on every node that granted or
+//     whose answer is unknown (an error may hide a grant), and on late
+//     nodes once they answer; Lock retries after a random delay
+//     (WithRetryDelay, 20–120 ms). A grant whose validity has run out by
+//     the time it would be reported is treated the same way: Lock never
+//     returns nil for a hold it can no longer rely on. Lock does not use
+//     pub/sub: it polls.
+//
+// Unlock ends the hold locally at once (renewal stops, Done closes) and
+// sends the owner-checked release (redlock_release.lua) to every node
+// whatever ctx says; ctx, and the release wait (the node timeout, at least
+// 100 ms), bound only how long it waits for the replies. A task of the
+// first Client awaits the rest, and this handle's next Lock waits for that
+// task (at most two seconds), so a late release never meets the handle's
+// next hold (both are this owner's key).
 //
 // The watchdog of the first Client renews a hold on every node every third
 // of the lease (owner-checked PEXPIRE, never re-creating a key). The hold is
@@ -81,5 +99,9 @@
 // a spent validity prevents a quorum, TryLock returns a *QuorumError
 // (granted, required, each node's error, with Unwrap() []error so that
 // errors.Is sees ErrNodeRestarted, network errors, and the context error),
-// and so does Lock if its ctx ends after such an attempt.
+// and so does Lock if its ctx ends after such an attempt. A node that did
+// not answer within the node timeout is ErrNodeTimeout — never
+// context.DeadlineExceeded, which means only that the caller's ctx ended.
+// Unlock returns a *QuorumError with Op OpRelease ("release confirmed by 0
+// of N nodes") when no node confirmed the release.
 package redlock
