@@ -98,8 +98,10 @@ func TestThreeFailedNodesGiveQuorumErrorNeverSuccess(t *testing.T) {
 
 func TestClientPausedBeforeReadingRepliesFails(t *testing.T) {
 	ms := startMasters(t, 5)
-	const lease = 200 * time.Millisecond
-	m := New(ms.clients, "paused-client", WithLease(lease), WithNodeTimeout(150*time.Millisecond))
+	// A lease long enough that a quorum answers within the node timeout
+	// on a busy machine: the pause, not the load, must spend the validity.
+	const lease = time.Second
+	m := New(ms.clients, "paused-client", WithLease(lease), WithNodeTimeout(lease/2))
 	m.PauseAfterReplies(lease + 50*time.Millisecond)
 	ok, err := m.TryLock(bg())
 	assert.False(t, ok, "a grant read after the lease ran out must not count")
@@ -212,13 +214,16 @@ func TestRestartedNodeSitsOutUntilOldLeasesEnd(t *testing.T) {
 }
 
 func TestWatchdogKeepsARedlockAndReentryNests(t *testing.T) {
-	ms := startMasters(t, 3, redisync.WithWatchdogTimeout(300*time.Millisecond))
+	// A lease that a busy machine's stalls do not eat: a renewal missed on
+	// one node is retried well within it.
+	const lease = time.Second
+	ms := startMasters(t, 3, redisync.WithWatchdogTimeout(lease))
 	m := New(ms.clients, "renewed")
 	require.NoError(t, m.Lock(bg()))
 	tok := m.Token()
 	require.NoError(t, m.Lock(bg()))
 	assert.Equal(t, tok, m.Token())
-	time.Sleep(time.Second) // three leases
+	time.Sleep(5 * lease / 2) // renewed several times
 	require.NoError(t, m.Err())
 	assert.Equal(t, 3, ms.held(t, "renewed"))
 	require.NoError(t, m.Unlock(bg()))
