@@ -60,14 +60,32 @@ func TestRenewalStormIsPacedWhileTheServerIsDown(t *testing.T) {
 	killed := time.Now()
 	e.Srv.Kill()
 
+	// One watcher per hold records when its loss was reported.
 	lostAt := make([]time.Time, n)
+	giveUp := time.After(time.Until(killed.Add(lease + 5*time.Second)))
+	stop := make(chan struct{})
+	var watchers sync.WaitGroup
 	for i, mu := range mus {
-		select {
-		case <-mu.Done():
-			lostAt[i] = time.Now()
-		case <-time.After(time.Until(killed.Add(lease + 5*time.Second))):
-			t.Fatalf("hold %d not reported lost %v after the server died", i, time.Since(killed))
-		}
+		watchers.Add(1)
+		go func() {
+			defer watchers.Done()
+			select {
+			case <-mu.Done():
+				lostAt[i] = time.Now()
+			case <-stop:
+			}
+		}()
+	}
+	allLost := make(chan struct{})
+	go func() { watchers.Wait(); close(allLost) }()
+	select {
+	case <-allLost:
+	case <-giveUp:
+		close(stop)
+		<-allLost
+		t.Fatalf("holds not reported lost %v after the server died", time.Since(killed))
+	}
+	for _, mu := range mus {
 		assert.ErrorIs(t, mu.Err(), redisync.ErrLockLost)
 	}
 	outage := time.Since(killed)
