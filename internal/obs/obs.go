@@ -22,8 +22,10 @@ const (
 	// Renewed: the watchdog renewed Count holds in one batch; Latency is the
 	// batch's round trip.
 	Renewed
-	// RenewFailed: a renewal batch of Count holds got no answer (Err); it is
-	// retried until the holds' deadlines.
+	// RenewFailed: Count holds of a renewal batch got no answer (Err: the
+	// distinct errors, joined); they are retried at the watchdog's paced
+	// interval until their deadlines. The other holds of the batch are
+	// judged by their own replies.
 	RenewFailed
 )
 
@@ -49,7 +51,8 @@ type Event struct {
 	Kind Kind
 	// Primitive is "rlock", "fairlock", "rwlock.read", "rwlock.write" or
 	// "semaphore"; for renewal batches the layout renewed: "lock" (rlock
-	// and fairlock), "rwlock" or "semaphore".
+	// and fairlock), "rwlock", "semaphore", or "redlock" (one event per
+	// node, from that node's Client).
 	Primitive string
 	Name      string // the lock or semaphore name ("" for renewal batches)
 	Wait      time.Duration
