@@ -23,9 +23,32 @@ import (
 // the holds on the other masters stay held with their keys alive, and only
 // the paused master's holds are reported lost (before their lease ends).
 func TestRenewalPausedClusterMasterCostsOnlyItsOwnHolds(t *testing.T) {
-	// The pause stays below the Cluster's node timeout (2 s), so the other
+	clusterShardFault(t, func(t *testing.T, victim *redistest.Server) (undo func()) {
+		victim.Pause()
+		return victim.Resume
+	})
+}
+
+// TestRenewalFailingClusterMasterCostsOnlyItsOwnHolds: as above, but the
+// master answers every renewal with an error reply instead of hanging (an
+// ACL change denies PEXPIRE, so the script fails with NOPERM). Before the
+// fix one error reply in the round failed the renewal of every hold on
+// every master.
+func TestRenewalFailingClusterMasterCostsOnlyItsOwnHolds(t *testing.T) {
+	clusterShardFault(t, func(t *testing.T, victim *redistest.Server) (undo func()) {
+		rc := victim.Client(t)
+		redistest.Do(t, rc, "ACL", "SETUSER", "default", "-pexpire")
+		return func() { redistest.Do(t, rc, "ACL", "SETUSER", "default", "+pexpire") }
+	})
+}
+
+// clusterShardFault holds 30 locks spread over a 3-master Cluster, applies
+// fault to one master for longer than the lease, and checks that only that
+// master's holds are lost.
+func clusterShardFault(t *testing.T, fault func(t *testing.T, victim *redistest.Server) (undo func())) {
+	// The fault stays below the Cluster's node timeout (2 s), so the other
 	// masters never declare the Cluster down: what is tested is the client.
-	const lease, pause, n = 900 * time.Millisecond, 1600 * time.Millisecond, 30
+	const lease, faultFor, n = 900 * time.Millisecond, 1600 * time.Millisecond, 30
 	cl := redistest.StartCluster(t, 3)
 	c := redisync.New(cl.Client(t), redisync.WithWatchdogTimeout(lease))
 	t.Cleanup(func() { c.Close() })
@@ -55,38 +78,38 @@ func TestRenewalPausedClusterMasterCostsOnlyItsOwnHolds(t *testing.T) {
 		}
 	}
 
-	paused := time.Now()
-	victim.Pause()
-	resumed := false
+	started := time.Now()
+	undo := fault(t, victim)
+	undone := false
 	t.Cleanup(func() {
-		if !resumed {
-			victim.Resume()
+		if !undone {
+			undo()
 		}
 	})
-	for time.Since(paused) < pause {
+	for time.Since(started) < faultFor {
 		for i, h := range holds {
 			if h.node != victim && isDone(h.mu.Done()) {
-				t.Fatalf("hold %d on a healthy master lost (%v) %v into the pause", i, h.mu.Err(), time.Since(paused))
+				t.Fatalf("hold %d on a healthy master lost (%v) %v into the fault", i, h.mu.Err(), time.Since(started))
 			}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	for i, h := range holds {
 		if h.node == victim {
-			assert.True(t, isDone(h.mu.Done()), "hold %d on the paused master not reported lost after %v", i, pause)
+			assert.True(t, isDone(h.mu.Done()), "hold %d on the failing master not reported lost after %v", i, faultFor)
 			assert.ErrorIs(t, h.mu.Err(), redisync.ErrLockLost)
 			continue
 		}
 		assert.Greater(t, direct[h.node](h.mu.Name()), int64(0), "hold %d's key alive on its healthy master", i)
 	}
-	victim.Resume()
-	resumed = true
+	undo()
+	undone = true
 
 	for i, h := range holds {
 		if h.node == victim {
-			// Nobody renewed a lost hold: its lease ran out during the pause.
+			// Nobody renewed a lost hold: its lease ran out during the fault.
 			locktest.Eventually(t, 3*time.Second, func() bool { return direct[victim](h.mu.Name()) == -2 },
-				fmt.Sprintf("key of lost hold %d still there after resume", i))
+				fmt.Sprintf("key of lost hold %d still there after the fault", i))
 			continue
 		}
 		assert.False(t, isDone(h.mu.Done()), "hold %d", i)
