@@ -7,7 +7,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -21,84 +23,169 @@ const connectTimeout = 5 * time.Second
 // --redis nor REDIS_URL is given.
 const defaultURL = "redis://127.0.0.1:6379"
 
+// Environment variables the connection flags read. run removes them (and
+// every other REDISYNC_ variable) from the command's environment unless
+// --pass-env: they carry credentials the command was not given.
+const (
+	envURL          = "REDIS_URL"
+	envUser         = "REDIS_USER"
+	envPassword     = "REDIS_PASSWORD"
+	envPasswordFile = "REDISYNC_PASSWORD_FILE"
+	envPrefix       = "REDISYNC_"
+)
+
 // connFlags are the connection flags every command shares.
 type connFlags struct {
-	url      string
-	user     string
-	password string
-	tls      bool
-	tlsCA    string
-	cluster  bool
-	sentinel string
+	url          string
+	user         string
+	password     string
+	passwordFile string
+	tls          bool
+	tlsCA        string
+	cluster      bool
+	sentinel     string
 }
 
 func addConnFlags(fs *flag.FlagSet, embedded bool) *connFlags {
 	c := &connFlags{}
-	def := "$REDIS_URL, else " + defaultURL
+	def := "$" + envURL + ", else " + defaultURL
 	if embedded {
-		def = "$REDIS_URL, else an embedded in-process Redis"
+		def = "$" + envURL + ", else an embedded in-process Redis"
 	}
-	fs.StringVar(&c.url, "redis", "", "Redis URL: redis://[user:password@]host:port[/db], rediss:// for TLS (default "+def+")")
-	fs.StringVar(&c.user, "user", "", "username (overrides the URL's; $REDIS_USER)")
-	fs.StringVar(&c.password, "password", "", "password (overrides the URL's; $REDIS_PASSWORD)")
-	fs.BoolVar(&c.tls, "tls", false, "use TLS even with a redis:// URL")
-	fs.StringVar(&c.tlsCA, "tls-ca", "", "PEM file of the CA that signed the server's certificate (implies --tls)")
+	fs.StringVar(&c.url, "redis", "", "Redis URL: redis://[user:password@]host:port[/db], rediss:// for TLS, or host:port (default "+def+")")
+	fs.StringVar(&c.user, "user", "", "username (overrides the URL's; $"+envUser+")")
+	fs.StringVar(&c.password, "password", "", "password (overrides the URL's; $"+envPassword+"); other users of the machine can read it in ps: prefer --password-file")
+	fs.StringVar(&c.passwordFile, "password-file", "", "read the password from this file's first line ($"+envPasswordFile+")")
+	fs.BoolVar(&c.tls, "tls", false, "use TLS even with a redis:// URL (to the Sentinels, the master and replicas, and every Cluster node)")
+	fs.StringVar(&c.tlsCA, "tls-ca", "", "PEM file of the CA that signed the servers' certificates (implies --tls)")
 	fs.BoolVar(&c.cluster, "cluster", false, "the URL names a Redis Cluster node; fail if it is not a Cluster")
-	fs.StringVar(&c.sentinel, "sentinel", "", "the URL names Sentinels; connect to the master of this master set")
+	fs.StringVar(&c.sentinel, "sentinel", "", "the URL names Sentinels (more with ?addr=host:port); connect to the master of this master set")
 	return c
 }
 
-// connect returns a rueidis client, a description of where it is connected,
-// and a function that closes it. With embedded set and no URL given, it
-// starts an in-process miniredis.
-func (c *connFlags) connect(embedded bool) (rueidis.Client, string, func(), error) {
-	url := c.url
-	if url == "" {
-		url = os.Getenv("REDIS_URL")
+// options works out the rueidis options from the flags and the environment,
+// and where it connects (its URL, redacted). Every password it meets is
+// registered with the redactor before anything can print it.
+func (c *connFlags) options() (rueidis.ClientOption, string, error) {
+	raw, from := c.url, "--redis"
+	if raw == "" {
+		raw, from = os.Getenv(envURL), "$"+envURL
 	}
-	if url == "" && embedded {
-		return connectEmbedded()
+	if raw == "" {
+		raw, from = defaultURL, "the default URL"
 	}
-	if url == "" {
-		url = defaultURL
+	if !strings.Contains(raw, "://") {
+		raw = "redis://" + raw // host:port
 	}
-	opt, err := rueidis.ParseURL(url)
+	// The URL's password is secret even when the URL cannot be parsed.
+	if _, rest, ok := strings.Cut(raw, "://"); ok {
+		if i := strings.LastIndex(rest, "@"); i >= 0 {
+			_, pw, _ := strings.Cut(rest[:i], ":")
+			addSecret(pw)
+		}
+	}
+	where := redactString(raw)
+	opt, err := rueidis.ParseURL(raw)
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("bad --redis URL %q: %v (want redis://[user:password@]host:port[/db])", url, err)
+		// url.Parse quotes the whole URL in its error; keep only the reason.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return opt, where, fmt.Errorf("bad Redis URL %s from %s: %v (want redis://[user:password@]host:port[/db], rediss:// for TLS, or host:port)", where, from, err)
 	}
-	if u := first(c.user, os.Getenv("REDIS_USER")); u != "" {
+	if u := first(c.user, os.Getenv(envUser)); u != "" {
 		opt.Username = u
 	}
-	if p := first(c.password, os.Getenv("REDIS_PASSWORD")); p != "" {
-		opt.Password = p
+	pw, err := c.secret()
+	if err != nil {
+		return opt, where, err
 	}
-	if c.tls || c.tlsCA != "" {
+	if pw != "" {
+		opt.Password = pw
+	}
+	addSecret(opt.Password)
+	if c.tls || c.tlsCA != "" || opt.TLSConfig != nil {
 		cfg, err := tlsConfig(c.tlsCA)
 		if err != nil {
-			return nil, "", nil, err
+			return opt, where, err
 		}
+		if opt.TLSConfig != nil && !c.cluster && c.sentinel == "" {
+			cfg.ServerName = opt.TLSConfig.ServerName // the one server the URL names
+		}
+		// Otherwise every node (Sentinels, the master they name, Cluster
+		// nodes) is verified under its own address: ServerName stays empty.
 		opt.TLSConfig = cfg
 	}
 	if c.sentinel != "" {
 		opt.Sentinel.MasterSet = c.sentinel
 		opt.Sentinel.Username, opt.Sentinel.Password = opt.Username, opt.Password
+		// rueidis talks to the Sentinels with their own TLS settings; without
+		// these the Sentinel leg (and its AUTH) would go out in cleartext.
+		if opt.TLSConfig != nil {
+			opt.Sentinel.TLSConfig = opt.TLSConfig.Clone()
+		}
+		opt.Sentinel.Dialer.Timeout = connectTimeout
 	}
 	opt.Dialer.Timeout = connectTimeout
+	return opt, where, nil
+}
+
+// secret returns the password from --password, --password-file,
+// $REDISYNC_PASSWORD_FILE or $REDIS_PASSWORD, in that order ("" if none).
+func (c *connFlags) secret() (string, error) {
+	if c.password != "" {
+		addSecret(c.password)
+		return c.password, nil
+	}
+	file, from := c.passwordFile, "--password-file"
+	if file == "" {
+		file, from = os.Getenv(envPasswordFile), "$"+envPasswordFile
+	}
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("%s: %v", from, err)
+		}
+		pw, _, _ := strings.Cut(string(b), "\n")
+		pw = strings.TrimSuffix(pw, "\r")
+		if pw == "" {
+			return "", fmt.Errorf("%s: %s has no password on its first line", from, file)
+		}
+		addSecret(pw)
+		return pw, nil
+	}
+	pw := os.Getenv(envPassword)
+	addSecret(pw)
+	return pw, nil
+}
+
+// connect returns a rueidis client, a description of where it is connected
+// (redacted), and a function that closes it. With embedded set and no URL
+// given, it starts an in-process miniredis.
+func (c *connFlags) connect(embedded bool) (rueidis.Client, string, func(), error) {
+	if embedded && c.url == "" && os.Getenv(envURL) == "" {
+		return connectEmbedded()
+	}
+	opt, where, err := c.options()
+	if err != nil {
+		return nil, "", nil, err
+	}
 	rc, err := rueidis.NewClient(opt)
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("cannot reach Redis at %s: %v", url, err)
+		return nil, "", nil, fmt.Errorf("cannot reach Redis at %s: %v", where, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer cancel()
 	if err := rc.Do(ctx, rc.B().Ping().Build()).Error(); err != nil {
 		rc.Close()
-		return nil, "", nil, fmt.Errorf("cannot reach Redis at %s: %v", url, err)
+		return nil, "", nil, fmt.Errorf("cannot reach Redis at %s: %v", where, err)
 	}
 	if c.cluster && rc.Mode() != rueidis.ClientModeCluster {
 		rc.Close()
-		return nil, "", nil, fmt.Errorf("--cluster: %s is not a Redis Cluster", url)
+		return nil, "", nil, fmt.Errorf("--cluster: %s is not a Redis Cluster", where)
 	}
-	return rc, url, rc.Close, nil
+	return rc, where, rc.Close, nil
 }
 
 func connectEmbedded() (rueidis.Client, string, func(), error) {

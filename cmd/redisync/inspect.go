@@ -31,6 +31,10 @@ type inspection struct {
 	Queue     []waiter `json:"queue,omitempty"` // fairlock and semaphore waiters, rwlock waiting writers
 }
 
+// reservedField starts the library's own fields in a lock's hash (the
+// fencing token, a handle's latch): they are not holders.
+const reservedField = "redisync:"
+
 type holder struct {
 	Owner   string `json:"owner"` // owner id (semaphore: permit id)
 	Side    string `json:"side,omitempty"`
@@ -56,7 +60,8 @@ A fair lock without waiters has the rlock layout and is shown as "lock".`, stdou
 	if done, code := parseFlags(fs, args); done {
 		return code
 	}
-	if fs.NArg() != 1 || fs.Arg(0) == "" {
+	name, ok := oneName(fs)
+	if !ok {
 		return fail(stderr, "inspect", exitUsage, "want exactly one NAME (see --help)")
 	}
 	rc, _, closeRC, err := conn.connect(false)
@@ -66,14 +71,19 @@ A fair lock without waiters has the rlock layout and is shown as "lock".`, stdou
 	defer closeRC()
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer cancel()
-	r, err := inspect(ctx, rc, fs.Arg(0))
+	r, err := inspect(ctx, rc, name)
 	if err != nil {
 		return fail(stderr, "inspect", exitError, "%v", err)
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(r)
+		// encoding/json writes control characters as \u00XX, and
+		// jsonPrintable the other runes a terminal would obey: nothing from
+		// Redis reaches the terminal raw through JSON either.
+		doc, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return fail(stderr, "inspect", exitError, "%v", err)
+		}
+		_, _ = stdout.Write(append(jsonPrintable(doc), '\n'))
 		return 0
 	}
 	printReport(stdout, r)
@@ -111,7 +121,7 @@ func inspect(ctx context.Context, rc rueidis.Client, name string) (inspection, e
 			r.Kind, r.Locked = "lock", true
 			r.Token, _ = strconv.ParseUint(h["redisync:token"], 10, 64)
 			for f, v := range h {
-				if f == "redisync:token" {
+				if strings.HasPrefix(f, reservedField) {
 					continue
 				}
 				n, _ := strconv.ParseInt(v, 10, 64)
@@ -123,7 +133,7 @@ func inspect(ctx context.Context, rc rueidis.Client, name string) (inspection, e
 		}
 	default:
 		if rd.err == nil {
-			return r, fmt.Errorf("%s is a Redis %s, not a redisync lock", name, typ)
+			return r, fmt.Errorf("%s is a Redis %s, not a redisync lock", printable(name), printable(typ))
 		}
 	}
 	return r, rd.err
@@ -134,7 +144,7 @@ func (rd *reader) rwlock(r *inspection, h map[string]string, writersKey string) 
 	r.Token, _ = strconv.ParseUint(strings.TrimPrefix(h["redisync:token"], "t"), 10, 64)
 	for f, v := range h {
 		n, err := strconv.ParseInt(v, 10, 64)
-		if f == "mode" || err != nil {
+		if f == "mode" || strings.HasPrefix(f, reservedField) || err != nil {
 			continue
 		}
 		if owner, ok := strings.CutSuffix(f, ":write"); ok {
@@ -218,10 +228,12 @@ func (rd *reader) queue(queueKey, heartbeatKey string) []waiter {
 	return out
 }
 
+// printReport prints r as a table. Every string that came from Redis (or
+// from the command line) goes through printable.
 func printReport(w io.Writer, r inspection) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	defer tw.Flush()
-	fmt.Fprintf(tw, "name\t%s\nkind\t%s\n", r.Name, r.Kind)
+	fmt.Fprintf(tw, "name\t%s\nkind\t%s\n", printable(r.Name), r.Kind)
 	if r.Kind == "none" {
 		fmt.Fprintln(tw, "state\tnot locked, nobody waiting")
 		return
@@ -230,7 +242,7 @@ func printReport(w io.Writer, r inspection) {
 	if r.Locked {
 		state = "held"
 		if r.Mode != "" {
-			state += " (" + r.Mode + ")"
+			state += " (" + printable(r.Mode) + ")"
 		}
 		if r.LeaseMs > 0 {
 			state += ", lease " + ms(r.LeaseMs) + " left"
@@ -246,13 +258,13 @@ func printReport(w io.Writer, r inspection) {
 	if len(r.Holders) > 0 {
 		fmt.Fprintln(tw, "\nholder\tside\tcount\tlease left")
 		for _, h := range r.Holders {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", h.Owner, or(h.Side, "-"), h.Count, ms(h.LeaseMs))
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", printable(h.Owner), or(h.Side, "-"), h.Count, ms(h.LeaseMs))
 		}
 	}
 	if len(r.Queue) > 0 {
 		fmt.Fprintln(tw, "\n#\twaiter\twaiting\theartbeat lapses in")
 		for i, q := range r.Queue {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", i+1, q.Owner, ms(q.WaitingMs), ms(q.HeartbeatMs))
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", i+1, printable(q.Owner), ms(q.WaitingMs), ms(q.HeartbeatMs))
 		}
 	}
 }

@@ -2,14 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -19,6 +18,10 @@ import (
 	"github.com/redisync/redisync/semaphore"
 )
 
+// defaultGrace is --grace: how long a command has between SIGTERM and
+// SIGKILL after its lock was lost.
+const defaultGrace = 10 * time.Second
+
 // runFlags are the flags of `run` and `sem run`.
 type runFlags struct {
 	conn     *connFlags
@@ -26,32 +29,47 @@ type runFlags struct {
 	lease    time.Duration
 	grace    time.Duration
 	fenceEnv string
+	passEnv  bool
+	verbose  bool
 }
 
 func addRunFlags(fs *flag.FlagSet) *runFlags {
 	f := &runFlags{conn: addConnFlags(fs, false)}
 	f.wait = -1
-	fs.Var((*waitFlag)(&f.wait), "wait", "give up (exit 75) if not acquired within this long; 0: try once")
+	fs.Var((*waitFlag)(&f.wait), "wait", "give up (exit 75) if the lock is still held by others after this long; 0: try once; Redis errors meanwhile are retried")
 	fs.DurationVar(&f.lease, "lease", redisync.DefaultWatchdogTimeout, "lease, renewed every third while the command runs: how long the hold outlives this process if it dies")
-	fs.DurationVar(&f.grace, "grace", 10*time.Second, "after the lock is lost, how long the command has between SIGTERM and SIGKILL")
+	fs.DurationVar(&f.grace, "grace", defaultGrace, "after the lock is lost, how long the command has between SIGTERM and SIGKILL")
 	fs.StringVar(&f.fenceEnv, "fence-env", "", "pass the fencing token to the command in this environment variable")
+	fs.BoolVar(&f.passEnv, "pass-env", false, "pass $"+envURL+", $"+envUser+", $"+envPassword+" and $"+envPrefix+"* on to the command (removed by default: they carry credentials)")
+	fs.BoolVar(&f.verbose, "verbose", false, "while waiting, say every few seconds who holds it and for how long; say each Redis error that is retried")
 	return f
 }
 
 const runAbout = `
 Holds the lock NAME while CMD runs, renewing it, and releases it when CMD
-exits.
+exits. Flags may stand before or after NAME; -- before CMD is required.
 ` + runAboutTail
 
 const runAboutTail = `
-redisync exits with CMD's status (128+n if a signal n ended it). SIGINT and
-SIGTERM are passed on to CMD (its process group) and the hold is released
-after it exits.
+redisync exits with CMD's status (128+n if a signal n ended it). SIGINT,
+SIGTERM, SIGHUP and SIGQUIT are passed on to CMD (its process group) and the
+hold is released after it exits. CMD never outlives redisync: it runs in its
+own process group, and if redisync itself dies (even by kill -9) the kernel
+kills CMD (parent-death signal; processes CMD started in the background are
+its own affair). Run from an interactive shell, CMD gets the terminal (its
+process group is put in the foreground); in the background, a CMD stopped
+for reading or writing the terminal is reported, and keeps the lock while
+stopped.
+
+CMD does not see $REDIS_URL, $REDIS_USER, $REDIS_PASSWORD or any
+$REDISYNC_* variable unless --pass-env is given.
 
 If the hold is lost while CMD runs (renewal failed, key deleted, server
-gone), CMD gets SIGTERM, then SIGKILL after --grace, and redisync exits 76.
-If the hold cannot be had within --wait, it exits 75 without running CMD.
-Other statuses: 1 Redis error, 2 usage, 127 CMD cannot be started.`
+gone), redisync says why, CMD gets SIGTERM, then SIGKILL after --grace, and
+redisync exits 76. If the hold is still taken by others when --wait passes,
+it exits 75 without running CMD. Redis errors while waiting (a restart, a
+stalled server, a failover) are retried until --wait passes; if Redis could
+not be reached until then, it exits 1.`
 
 // runCmd is `redisync run`.
 func runCmd(args []string, stdout, stderr io.Writer) int {
@@ -61,207 +79,200 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if done, code := parseFlags(fs, args); done {
 		return code
 	}
-	name, cmd, ok := splitCommand(fs.Args())
-	if !ok {
-		return fail(stderr, "run", exitUsage, "want NAME -- CMD [ARGS...] (see --help)")
+	name, cmd, problem := nameAndCommand(fs)
+	if problem != "" {
+		return fail(stderr, "run", exitUsage, "%s", problem)
 	}
 	return f.under("run", name, cmd, stderr, func(c *redisync.Client) holdable {
 		if *fair {
 			return lockHold{fairlock.New(c, name)}
 		}
 		return lockHold{rlock.New(c, name)}
-	})
+	}, nil)
 }
 
-// semCmd is `redisync sem run`.
+// semCmd is `redisync sem run` and `redisync sem set-permits`.
 func semCmd(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "set-permits" {
+		return setPermitsCmd(args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "run" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprintln(stdout, "usage: redisync sem run [flags] NAME -- CMD [ARGS...]\n\nrun 'redisync sem run --help' for its flags")
+			fmt.Fprintln(stdout, "usage: redisync sem run [flags] NAME -- CMD [ARGS...]\n       redisync sem set-permits [flags] NAME N\n\nrun 'redisync sem run --help' or 'redisync sem set-permits --help' for their flags")
 			return 0
 		}
-		return fail(stderr, "sem", exitUsage, "want 'sem run' (see 'redisync sem run --help')")
+		return fail(stderr, "sem", exitUsage, "want 'sem run' or 'sem set-permits' (see 'redisync sem --help')")
 	}
 	fs := newFlagSet("sem run", "sem run --permits N [flags] NAME -- CMD [ARGS...]", `
 Like 'redisync run', with permits of the semaphore NAME instead of a lock:
 at most N commands run at once across every machine that uses NAME.
---permits sets the capacity when the semaphore has none yet; after that the
-capacity stored in Redis wins.
+--permits sets the capacity when the semaphore has none yet; when Redis
+holds another capacity it is an error (exit 2), unless --set-permits, which
+changes the capacity to N first (as 'redisync sem set-permits' does).
 `+runAboutTail, stdout, stderr)
 	f := addRunFlags(fs.FlagSet)
 	permits := fs.Int("permits", 0, "the semaphore's capacity (required)")
 	count := fs.Int("count", 1, "permits this command takes")
+	setPermits := fs.Bool("set-permits", false, "change the stored capacity to --permits if it differs")
 	if done, code := parseFlags(fs, args[1:]); done {
 		return code
 	}
-	name, cmd, ok := splitCommand(fs.Args())
-	if !ok {
-		return fail(stderr, "sem run", exitUsage, "want NAME -- CMD [ARGS...] (see --help)")
+	name, cmd, problem := nameAndCommand(fs)
+	if problem != "" {
+		return fail(stderr, "sem run", exitUsage, "%s", problem)
 	}
 	if *permits < 1 || *count < 1 {
 		return fail(stderr, "sem run", exitUsage, "--permits and --count must be at least 1")
 	}
+	var sem *semaphore.Semaphore
 	return f.under("sem run", name, cmd, stderr, func(c *redisync.Client) holdable {
-		return &permitHold{sem: semaphore.New(c, name, *permits), n: *count}
+		sem = semaphore.New(c, name, *permits)
+		return &permitHold{sem: sem, n: *count}
+	}, func(ctx context.Context) (int, string) {
+		return checkCapacity(ctx, sem, name, *permits, *setPermits)
 	})
 }
 
-// holdable is what `run` and `sem run` hold while the command runs.
-type holdable interface {
-	acquire(ctx context.Context, wait time.Duration) (bool, error)
-	release(ctx context.Context) error
-	token() uint64
-	done() <-chan struct{}
-}
-
-type lockHold struct{ l redisync.Locker }
-
-func (h lockHold) acquire(ctx context.Context, wait time.Duration) (bool, error) {
-	if wait == 0 {
-		return h.l.TryLock(ctx)
+// checkCapacity makes sure the semaphore's capacity in Redis is want: the
+// first creator's capacity wins in Redis, so a differing --permits would
+// otherwise be ignored without a word.
+func checkCapacity(ctx context.Context, sem *semaphore.Semaphore, name string, want int, set bool) (int, string) {
+	if set {
+		if err := sem.SetPermits(ctx, want); err != nil {
+			return exitError, fmt.Sprintf("set the capacity of %s: %v", printable(name), err)
+		}
+		return 0, ""
 	}
-	return true, h.l.Lock(ctx)
-}
-func (h lockHold) release(ctx context.Context) error { return h.l.Unlock(ctx) }
-func (h lockHold) token() uint64                     { return h.l.Token() }
-func (h lockHold) done() <-chan struct{}             { return h.l.Done() }
-
-type permitHold struct {
-	sem *semaphore.Semaphore
-	n   int
-	p   *semaphore.Permit
-}
-
-func (h *permitHold) acquire(ctx context.Context, wait time.Duration) (bool, error) {
-	var err error
-	ok := true
-	if wait == 0 {
-		h.p, ok, err = h.sem.TryAcquire(ctx, h.n)
-	} else {
-		h.p, err = h.sem.Acquire(ctx, h.n)
+	got, err := sem.Capacity(ctx)
+	if err != nil {
+		return exitError, fmt.Sprintf("read the capacity of %s: %v", printable(name), err)
 	}
-	return ok && err == nil, err
+	if got != want {
+		return exitUsage, fmt.Sprintf("%s has capacity %d in Redis, not --permits %d: add --set-permits to change it (or run 'redisync sem set-permits %s %d')",
+			printable(name), got, want, printable(name), want)
+	}
+	return 0, ""
 }
-func (h *permitHold) release(ctx context.Context) error { return h.p.Release(ctx) }
-func (h *permitHold) token() uint64                     { return h.p.Token() }
-func (h *permitHold) done() <-chan struct{}             { return h.p.Done() }
 
-// under acquires, runs cmd, and releases; it returns the exit status.
-func (f *runFlags) under(what, name string, cmd []string, stderr io.Writer, newHold func(*redisync.Client) holdable) int {
+// setPermitsCmd is `redisync sem set-permits`.
+func setPermitsCmd(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("sem set-permits", "sem set-permits [flags] NAME N", `
+Changes the capacity of the semaphore NAME to N (N >= 0). Raising it lets
+waiters in at once; lowering it revokes nothing: holders keep their permits
+until they release them, and new requests wait until fewer than N are held.`, stdout, stderr)
+	conn := addConnFlags(fs.FlagSet, false)
+	if done, code := parseFlags(fs, args); done {
+		return code
+	}
+	if fs.NArg() != 2 || fs.Arg(0) == "" || fs.dash {
+		return fail(stderr, "sem set-permits", exitUsage, "want NAME N (see --help)")
+	}
+	name := fs.Arg(0)
+	n, err := strconv.Atoi(fs.Arg(1))
+	if err != nil || n < 0 {
+		return fail(stderr, "sem set-permits", exitUsage, "N must be a whole number, 0 or more (got %s)", printable(fs.Arg(1)))
+	}
+	rc, _, closeRC, err := conn.connect(false)
+	if err != nil {
+		return fail(stderr, "sem set-permits", exitError, "%v", err)
+	}
+	defer closeRC()
+	c := redisync.New(rc)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+	defer cancel()
+	r, err := inspect(ctx, rc, name)
+	if err != nil {
+		return fail(stderr, "sem set-permits", exitError, "%v", err)
+	}
+	if r.Kind != "none" && r.Kind != "semaphore" {
+		return fail(stderr, "sem set-permits", exitError, "%s is a %s, not a semaphore", printable(name), r.Kind)
+	}
+	sem := semaphore.New(c, name, max(n, 1))
+	old := 0
+	if r.Capacity != nil {
+		old = int(*r.Capacity)
+	}
+	if err := sem.SetPermits(ctx, n); err != nil {
+		return fail(stderr, "sem set-permits", exitError, "%v", err)
+	}
+	fmt.Fprintf(stdout, "%s: capacity %d (was %d)\n", printable(name), n, old)
+	return 0
+}
+
+// forwarded are the signals passed on to the command (and that abandon a
+// wait). SIGHUP is among them: a closed terminal or a `kill -HUP` must not
+// leave the command running under a redisync that is gone.
+var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+
+// under acquires, runs cmd, and releases; it returns the exit status. check,
+// if set, runs once connected, before the wait (sem run's capacity check).
+func (f *runFlags) under(what, name string, cmd []string, stderr io.Writer, newHold func(*redisync.Client) holdable, check func(context.Context) (int, string)) int {
 	if f.lease < 10*time.Millisecond || f.grace < 0 {
 		return fail(stderr, what, exitUsage, "--lease must be at least 10ms and --grace not negative")
 	}
-	if name == "" || len(name) > rlock.MaxNameLength {
-		return fail(stderr, what, exitUsage, "bad name %q", name)
+	if len(name) > rlock.MaxNameLength {
+		return fail(stderr, what, exitUsage, "NAME is longer than %d bytes", rlock.MaxNameLength)
 	}
 	rc, _, closeRC, err := f.conn.connect(false)
 	if err != nil {
 		return fail(stderr, what, exitError, "%v", err)
 	}
 	defer closeRC()
-	c := redisync.New(rc, redisync.WithWatchdogTimeout(f.lease))
+	loss := &lossWatch{}
+	c := redisync.New(rc, redisync.WithWatchdogTimeout(f.lease), redisync.WithObserver(loss))
 	defer c.Close()
 
-	// SIGINT/SIGTERM while waiting abandon the wait; while CMD runs they are
-	// passed on to it.
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(sigs, forwarded...)
 	defer signal.Stop(sigs)
 
 	h := newHold(c)
-	ctx, cancel := context.WithCancel(context.Background())
-	if f.wait > 0 {
-		ctx, cancel = context.WithTimeout(context.Background(), f.wait)
-	}
-	got := make(chan error, 1)
-	var acquired bool
-	go func() {
-		var err error
-		acquired, err = h.acquire(ctx, f.wait)
-		got <- err
-	}()
-	var sig os.Signal
-	select {
-	case err = <-got:
-	case sig = <-sigs:
+	if check != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+		code, msg := check(ctx)
 		cancel()
-		err = <-got
+		if code != 0 {
+			return fail(stderr, what, code, "%s", msg)
+		}
 	}
-	cancel()
-	switch {
-	case sig != nil && !acquired:
-		return 128 + int(sig.(syscall.Signal))
-	case sig != nil:
+	w := &acquirer{what: what, name: name, wait: f.wait, verbose: f.verbose, rc: rc, h: h, stderr: stderr}
+	code, sig := w.acquire(sigs)
+	if code >= 0 {
+		return code
+	}
+	if sig != nil { // a signal came as the hold was granted
 		_ = h.release(context.Background())
 		return 128 + int(sig.(syscall.Signal))
-	case errors.Is(err, context.DeadlineExceeded) || err == nil && !acquired:
-		return fail(stderr, what, exitBusy, "%s is busy: not acquired within --wait %v", name, max(f.wait, 0))
-	case err != nil:
-		return fail(stderr, what, exitError, "acquire %s: %v", name, err)
 	}
 
-	code, lost := f.runCommand(cmd, h, sigs, stderr, what)
+	code, lost := f.runCommand(cmd, h, sigs, stderr, what, func() string { return loss.reason(rc, name) })
 	rctx, rcancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer rcancel()
-	if err := h.release(rctx); err != nil && !lost && !errors.Is(err, redisync.ErrLockLost) {
-		fmt.Fprintf(stderr, "redisync %s: release %s: %v (it expires within --lease)\n", what, name, err)
+	if err := h.release(rctx); err != nil && !lost && !errorsIsLost(err) {
+		fmt.Fprintf(stderr, "redisync %s: release %s: %v (it expires within --lease)\n", what, printable(name), err)
 	}
 	if lost {
-		return fail(stderr, what, exitLost, "%s was lost while the command ran: it was terminated", name)
+		return fail(stderr, what, exitLost, "%s was lost while the command ran: it was terminated", printable(name))
 	}
 	return code
 }
 
-// runCommand starts cmd in its own process group and waits for it, passing
-// signals on, and terminating it if the hold ends. It returns cmd's exit
-// status and whether the hold was lost.
-func (f *runFlags) runCommand(argv []string, h holdable, sigs <-chan os.Signal, stderr io.Writer, what string) (int, bool) {
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Env = os.Environ()
+// commandEnv is the command's environment: ours without the connection
+// variables (unless --pass-env), plus the fencing token if asked.
+func (f *runFlags) commandEnv(token uint64) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if !f.passEnv && (k == envURL || k == envUser || k == envPassword || strings.HasPrefix(k, envPrefix)) {
+			continue
+		}
+		env = append(env, kv)
+	}
 	if f.fenceEnv != "" {
-		cmd.Env = append(cmd.Env, f.fenceEnv+"="+strconv.FormatUint(h.token(), 10))
+		env = append(env, f.fenceEnv+"="+strconv.FormatUint(token, 10))
 	}
-	if err := cmd.Start(); err != nil {
-		return fail(stderr, what, exitNoStart, "cannot start %s: %v", argv[0], err), false
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	group := func(sig syscall.Signal) { _ = syscall.Kill(-cmd.Process.Pid, sig) }
-
-	lostCh, lost := h.done(), false
-	var kill <-chan time.Time
-	for {
-		select {
-		case err := <-exited:
-			return exitStatus(err), lost
-		case sig := <-sigs:
-			group(sig.(syscall.Signal))
-		case <-lostCh:
-			lostCh, lost = nil, true
-			fmt.Fprintf(stderr, "redisync %s: lock lost while the command runs: sending SIGTERM\n", what)
-			group(syscall.SIGTERM)
-			kill = time.After(f.grace)
-		case <-kill:
-			group(syscall.SIGKILL)
-		}
-	}
-}
-
-// exitStatus turns cmd.Wait's error into a shell-style exit status.
-func exitStatus(err error) int {
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) {
-		if err != nil {
-			return exitError
-		}
-		return 0
-	}
-	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return ee.ExitCode()
+	return env
 }
 
 // waitFlag is --wait: a duration, or "forever" (-1, the default).

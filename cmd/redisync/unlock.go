@@ -32,13 +32,13 @@ working without the lock. Asks for confirmation unless --yes.`, stdout, stderr)
 	if done, code := parseFlags(fs, args); done {
 		return code
 	}
-	if fs.NArg() != 1 || fs.Arg(0) == "" {
+	name, ok := oneName(fs)
+	if !ok {
 		return fail(stderr, "unlock", exitUsage, "want exactly one NAME (see --help)")
 	}
 	if !*force {
 		return fail(stderr, "unlock", exitUsage, "--force is required (a correct program releases its own locks)")
 	}
-	name := fs.Arg(0)
 	rc, _, closeRC, err := conn.connect(false)
 	if err != nil {
 		return fail(stderr, "unlock", exitError, "%v", err)
@@ -53,15 +53,15 @@ working without the lock. Asks for confirmation unless --yes.`, stdout, stderr)
 		return fail(stderr, "unlock", exitError, "%v", err)
 	}
 	if !r.Locked {
-		fmt.Fprintf(stdout, "%s: nothing is held\n", name)
+		fmt.Fprintf(stdout, "%s: nothing is held\n", printable(name))
 		return 0
 	}
 	if !*yes {
 		var who []string
 		for _, h := range r.Holders {
-			who = append(who, h.Owner)
+			who = append(who, printable(h.Owner)) // owner ids are anyone's choice: never raw
 		}
-		fmt.Fprintf(stderr, "%s (%s) is held by %s.\nForce-unlock it? [y/N] ", name, r.Kind, strings.Join(who, ", "))
+		fmt.Fprintf(stderr, "%s (%s) is held by %s.\nForce-unlock it? [y/N] ", printable(name), r.Kind, strings.Join(who, ", "))
 		answer, _ := bufio.NewReader(stdin).ReadString('\n')
 		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
 			fmt.Fprintln(stderr, "not unlocked")
@@ -87,6 +87,6 @@ working without the lock. Asks for confirmation unless --yes.`, stdout, stderr)
 	if err != nil {
 		return fail(stderr, "unlock", exitError, "%v", err)
 	}
-	fmt.Fprintf(stdout, "%s: %s\n", name, did)
+	fmt.Fprintf(stdout, "%s: %s\n", printable(name), did)
 	return 0
 }

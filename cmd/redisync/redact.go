@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"regexp"
+	"sync"
+)
+
+// Every byte the command writes to its own stdout and stderr goes through a
+// redactor (see run in main.go), so no message, log line or JSON document can
+// carry a credential, whatever path the error took: one rule, applied once at
+// the edge, instead of care at every fmt call. The wrapped command's output
+// does not pass through it: it is written to the inherited descriptors.
+
+// redacted replaces every secret.
+const redacted = "***"
+
+// userinfo matches the user info of a URL ("scheme://user:password@").
+// User info ends at the first '@' before the host; '/', whitespace and quotes
+// cannot be part of it, so the match never runs past the URL into the text
+// around it.
+var userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.\-]*://)[^/\s@"'<>]*@`)
+
+// minSecretLen is the shortest literal secret replaced wherever it occurs: a
+// one- or two-letter password would black out ordinary words.
+const minSecretLen = 3
+
+// secrets are the passwords this run was given (flag, file, environment, URL),
+// replaced verbatim wherever they occur — also where a malformed URL kept the
+// user info from being recognised.
+var secrets struct {
+	sync.Mutex
+	vals [][]byte
+}
+
+// addSecret registers s to be redacted from every output.
+func addSecret(s string) {
+	if len(s) < minSecretLen {
+		return
+	}
+	secrets.Lock()
+	defer secrets.Unlock()
+	for _, v := range secrets.vals {
+		if string(v) == s {
+			return
+		}
+	}
+	secrets.vals = append(secrets.vals, []byte(s))
+}
+
+// redact applies the rule to b.
+func redact(b []byte) []byte {
+	b = userinfo.ReplaceAll(b, []byte("${1}"+redacted+"@"))
+	secrets.Lock()
+	defer secrets.Unlock()
+	for _, s := range secrets.vals {
+		b = bytes.ReplaceAll(b, s, []byte(redacted))
+	}
+	return b
+}
+
+// redactString is redact for strings.
+func redactString(s string) string { return string(redact([]byte(s))) }
+
+// redactor redacts every Write. Each fmt.Fprint*, tabwriter cell and JSON
+// document arrives in one Write, so a URL is never split across two.
+type redactor struct{ w io.Writer }
+
+func (r redactor) Write(p []byte) (int, error) {
+	if _, err := r.w.Write(redact(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
