@@ -21,13 +21,14 @@ type RenewItem struct {
 // RenewScript is a batch renewal script: KEYS are the holds' keys, ARGV[1]
 // the lease, then each hold's arguments.
 type RenewScript struct {
-	lua    *rueidis.Lua
+	src    string // with lib.lua prepended
 	sha    string
 	prefix bool // each hold also passes its timeout-key prefix
 }
 
 func newRenewScript(src string, prefix bool) *RenewScript {
-	return &RenewScript{lua: newScript(src), sha: sha1Hex(withLib(src)), prefix: prefix}
+	full := withLib(src)
+	return &RenewScript{src: full, sha: sha1Hex(full), prefix: prefix}
 }
 
 // The renewal scripts.
@@ -47,11 +48,18 @@ func (s *RenewScript) Command(c rueidis.Client, leaseMs string, items []RenewIte
 	return c.B().Evalsha().Sha1(s.sha).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 }
 
-// Fallback runs the same batch with EVAL semantics on NOSCRIPT (rueidis's
-// Lua.Exec falls back by itself).
-func (s *RenewScript) Fallback(ctx context.Context, c rueidis.Client, leaseMs string, items []RenewItem) rueidis.RedisResult {
+// EvalCommand builds the same batch as an EVAL, for a node whose script
+// cache lost the script (NOSCRIPT after a restart or SCRIPT FLUSH); EVAL
+// also loads it again. Batches sent together with DoMulti fall back
+// together, in one more round trip.
+func (s *RenewScript) EvalCommand(c rueidis.Client, leaseMs string, items []RenewItem) rueidis.Completed {
 	keys, args := s.args(leaseMs, items)
-	return s.lua.Exec(ctx, c, keys, args)
+	return c.B().Eval().Script(s.src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+}
+
+// Fallback runs the same batch with EVAL on NOSCRIPT.
+func (s *RenewScript) Fallback(ctx context.Context, c rueidis.Client, leaseMs string, items []RenewItem) rueidis.RedisResult {
+	return c.Do(ctx, s.EvalCommand(c, leaseMs, items))
 }
 
 func (s *RenewScript) args(leaseMs string, items []RenewItem) (keys, args []string) {

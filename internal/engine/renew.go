@@ -81,13 +81,27 @@ func RenewOn(ctx context.Context, e *Engine, script *scripts.RenewScript, target
 			parts = append(parts, part)
 		}
 	}
-	out := make([]watchdog.Result, len(targets))
-	for i, res := range e.RC.DoMulti(ctx, cmds...) {
-		part := parts[i]
+	replies := e.RC.DoMulti(ctx, cmds...)
+	// Script cache flushed (restart, SCRIPT FLUSH): the commands that met
+	// NOSCRIPT go again as EVAL (which loads the script), all in one more
+	// pipelined round trip.
+	var evals rueidis.Commands
+	var again []int
+	for i, res := range replies {
 		if scripts.IsNoScript(res.Error()) {
-			// Script cache flushed (restart, SCRIPT FLUSH): EVAL loads it again.
-			res = script.Fallback(ctx, e.RC, targets[part[0]].LeaseMs, items(targets, part))
+			part := parts[i]
+			evals = append(evals, script.EvalCommand(e.RC, targets[part[0]].LeaseMs, items(targets, part)))
+			again = append(again, i)
 		}
+	}
+	if len(evals) > 0 {
+		for k, res := range e.RC.DoMulti(ctx, evals...) {
+			replies[again[k]] = res
+		}
+	}
+	out := make([]watchdog.Result, len(targets))
+	for i, res := range replies {
+		part := parts[i]
 		alive, err := scripts.ParseRenew(res, len(part))
 		for j, k := range part {
 			switch {
