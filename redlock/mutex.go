@@ -287,12 +287,13 @@ func (m *Mutex) attempt(ctx context.Context) (bool, *QuorumError, error) {
 		if fenced >= quorum(len(m.nodes)) {
 			var err error
 			valid, err = m.granted(token, start, members)
-			if err != nil || valid > 0 {
-				if err != nil {
-					rest = m.undo(ctx, p)
-				}
-				m.settleLate(p, false)
-				return err == nil, nil, err
+			if err != nil {
+				rest = m.undo(ctx, p)
+				return false, nil, err
+			}
+			if valid > 0 {
+				m.settleLate(p, false) // late grants outside members go
+				return true, nil, nil
 			}
 		} else {
 			valid = validity(m.lease, time.Since(start))
