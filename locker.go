@@ -26,7 +26,9 @@ type Locker interface {
 
 // Do locks l, runs fn, and unlocks. fn's context is cancelled the moment the
 // lock is lost, with context.Cause = ErrLockLost, so fn can stop writing
-// before another holder starts. Unlock runs even if ctx ends meanwhile.
+// before another holder starts. Unlock runs even if ctx ends meanwhile, and
+// even if fn panics: the lock is released, then the panic continues up the
+// caller's stack.
 //
 // Do returns Lock's error if the lock was never taken; otherwise fn's error
 // joined with Unlock's (ErrLockLost if the hold was lost), each reachable with
@@ -46,9 +48,24 @@ func Do(ctx context.Context, l Locker, fn func(ctx context.Context) error) error
 		case <-fnCtx.Done():
 		}
 	}()
-	err := fn(fnCtx)
-	cancel(nil)
-	<-watcher
-	uerr := l.Unlock(context.WithoutCancel(ctx))
-	return errors.Join(err, uerr)
+	unlock := func() error {
+		cancel(nil)
+		<-watcher
+		return l.Unlock(context.WithoutCancel(ctx))
+	}
+	if !doSkipsUnlockOnPanic {
+		// Deferred, so that a panicking fn does not leave the lock held
+		// (renewed until the Client closes). The panic goes on after it.
+		released := false
+		defer func() {
+			if !released {
+				_ = unlock()
+			}
+		}()
+		ferr := fn(fnCtx)
+		released = true
+		return errors.Join(ferr, unlock())
+	}
+	ferr := fn(fnCtx)
+	return errors.Join(ferr, unlock())
 }

@@ -69,8 +69,10 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 		Lease:        lease,
 		Fixed:        fixed,
 		NonReentrant: o.NonReentrant,
-		Release: func(ctx context.Context, expected int64) (scripts.Released, error) {
-			return scripts.FairRelease(ctx, e.RC, &m.keys, owner, m.leaseMs, expected, e.Publish)
+		Shared:       o.Owner != "", // WithOwner: other handles may hold as this owner
+		Latched:      true,
+		Release: func(ctx context.Context, a scripts.ReleaseArgs) (scripts.Released, error) {
+			return scripts.FairReleaseWith(ctx, e.RC, &m.keys, owner, m.leaseMs, e.Publish, a)
 		},
 		Renewer:  e.LockRenewer, // the lock itself has the rlock layout
 		Observed: m.observed(),
@@ -136,7 +138,8 @@ func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 // Errors are as rlock.Mutex.Unlock's: redisync.ErrNotHeld, redisync.ErrLockLost,
 // or a Redis error after which calling Unlock again is safe.
 func (m *Mutex) Unlock(ctx context.Context) error {
-	if err := m.check(ctx); err != nil {
+	// An ended ctx does not stop the release: it only bounds the wait.
+	if err := m.check(ctx); err != nil && err != ctx.Err() {
 		return err
 	}
 	return m.hold.Unlock(ctx)
@@ -158,7 +161,7 @@ func (m *Mutex) check(ctx context.Context) error {
 
 func (m *Mutex) acquire(waitMs string) hold.AcquireFunc {
 	return func(ctx context.Context) (scripts.Acquired, error) {
-		return scripts.FairAcquire(ctx, m.e.RC, &m.keys, m.leaseMs, m.owner, m.nonReentrant, waitMs, m.e.Publish)
+		return scripts.FairAcquireLatched(ctx, m.e.RC, &m.keys, m.leaseMs, m.owner, m.nonReentrant, waitMs, m.e.Publish, m.hold.Latch())
 	}
 }
 

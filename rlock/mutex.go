@@ -58,6 +58,8 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 		Lease:        lease,
 		Fixed:        fixed,
 		NonReentrant: o.NonReentrant,
+		Shared:       o.Owner != "", // WithOwner: other handles may hold as this owner
+		Latched:      true,
 		Release:      m.release,
 		Renewer:      e.LockRenewer,
 		Observed:     obs.Target{Primitive: "rlock", Name: name},
@@ -128,7 +130,8 @@ func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 // not have happened: calling Unlock again is safe and never releases twice.
 // Unlock panics on a nil ctx.
 func (m *Mutex) Unlock(ctx context.Context) error {
-	if err := m.check(ctx); err != nil {
+	// An ended ctx does not stop the release: it only bounds the wait.
+	if err := m.check(ctx); err != nil && err != ctx.Err() {
 		return err
 	}
 	return m.hold.Unlock(ctx)
@@ -153,10 +156,10 @@ func (m *Mutex) check(ctx context.Context) error {
 // attempt is one acquisition round trip; see engine.Attempt.
 func (m *Mutex) attempt(ctx context.Context) (bool, time.Duration, error) {
 	return m.hold.Attempt(ctx, func(ctx context.Context) (scripts.Acquired, error) {
-		return scripts.LockAcquire(ctx, m.e.RC, &m.keys, m.leaseMs, m.owner, m.nonReentrant)
+		return scripts.LockAcquireLatched(ctx, m.e.RC, &m.keys, m.leaseMs, m.owner, m.nonReentrant, m.hold.Latch())
 	})
 }
 
-func (m *Mutex) release(ctx context.Context, expected int64) (scripts.Released, error) {
-	return scripts.LockRelease(ctx, m.e.RC, &m.keys, m.owner, m.leaseMs, expected, m.e.Publish)
+func (m *Mutex) release(ctx context.Context, a scripts.ReleaseArgs) (scripts.Released, error) {
+	return scripts.LockReleaseWith(ctx, m.e.RC, &m.keys, m.owner, m.leaseMs, m.e.Publish, a)
 }

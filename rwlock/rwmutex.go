@@ -76,9 +76,13 @@ func New(c *redisync.Client, name string, opts ...Option) *RWMutex {
 			WriteField:  owner + ":write",
 		},
 	}
-	side := func(kind string, release func(context.Context, int64) (scripts.Released, error), item scripts.RenewItem) *hold.Hold {
+	side := func(kind string, release hold.ReleaseFunc, item scripts.RenewItem) *hold.Hold {
 		return hold.New(hold.Config{
 			Engine: e, Lease: lease, Fixed: fixed, NonReentrant: o.NonReentrant,
+			// WithOwner: other handles may hold as this owner. The rwlock
+			// scripts keep no latch (Redisson's RReadWriteLock counts the
+			// hash's fields), so a shared owner's release is ReleaseAny.
+			Shared: o.Owner != "",
 			Release:  release,
 			Renewer:  e.RWLockRenewer,
 			Observed: obs.Target{Primitive: kind, Name: name},
@@ -89,11 +93,11 @@ func New(c *redisync.Client, name string, opts ...Option) *RWMutex {
 			},
 		})
 	}
-	rw.read = side("rwlock.read", func(ctx context.Context, expected int64) (scripts.Released, error) {
-		return scripts.RWReadRelease(ctx, e.RC, &rw.keys, rw.leaseMs, expected, e.Publish)
+	rw.read = side("rwlock.read", func(ctx context.Context, a scripts.ReleaseArgs) (scripts.Released, error) {
+		return scripts.RWReadRelease(ctx, e.RC, &rw.keys, rw.leaseMs, a.Expected, e.Publish)
 	}, scripts.RenewItem{Key: name, Owner: owner, Prefix: rw.keys.Timeouts})
-	rw.write = side("rwlock.write", func(ctx context.Context, expected int64) (scripts.Released, error) {
-		return scripts.RWWriteRelease(ctx, e.RC, &rw.keys, rw.leaseMs, expected, e.Publish)
+	rw.write = side("rwlock.write", func(ctx context.Context, a scripts.ReleaseArgs) (scripts.Released, error) {
+		return scripts.RWWriteRelease(ctx, e.RC, &rw.keys, rw.leaseMs, a.Expected, e.Publish)
 	}, scripts.RenewItem{Key: name, Owner: rw.keys.WriteField})
 	return rw
 }
@@ -152,7 +156,8 @@ func (rw *RWMutex) TryLock(ctx context.Context) (bool, error) {
 // if the handle still holds read holds, downgraded to a read lock — and every
 // waiter is woken. Errors are as rlock.Mutex.Unlock's.
 func (rw *RWMutex) Unlock(ctx context.Context) error {
-	if err := rw.check(ctx); err != nil {
+	// An ended ctx does not stop the release: it only bounds the wait.
+	if err := rw.check(ctx); err != nil && err != ctx.Err() {
 		return err
 	}
 	return rw.write.Unlock(ctx)
@@ -182,7 +187,8 @@ func (rw *RWMutex) TryRLock(ctx context.Context) (bool, error) {
 // left, the lock is free and every waiter is woken. Errors are as
 // rlock.Mutex.Unlock's.
 func (rw *RWMutex) RUnlock(ctx context.Context) error {
-	if err := rw.check(ctx); err != nil {
+	// An ended ctx does not stop the release: it only bounds the wait.
+	if err := rw.check(ctx); err != nil && err != ctx.Err() {
 		return err
 	}
 	return rw.read.Unlock(ctx)

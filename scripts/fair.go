@@ -3,7 +3,6 @@ package scripts
 import (
 	"context"
 	_ "embed"
-	"strconv"
 
 	"github.com/redis/rueidis"
 )
@@ -40,16 +39,28 @@ func (k *FairKeys) WaiterChannel(owner string) string { return k.Channel + ":" +
 // FairAcquire runs fair_acquire.lua. waiterTimeoutMs "0" makes one attempt
 // without joining the queue (TryLock).
 func FairAcquire(ctx context.Context, c rueidis.Client, k *FairKeys, leaseMs, owner string, nonReentrant bool, waiterTimeoutMs, publish string) (Acquired, error) {
-	return parseAcquired(fairAcquire.Exec(ctx, c,
-		[]string{k.Lock, k.Queue, k.Heartbeats, k.Token, k.Channel},
-		[]string{leaseMs, owner, flag(nonReentrant), waiterTimeoutMs, publish}))
+	return FairAcquireLatched(ctx, c, k, leaseMs, owner, nonReentrant, waiterTimeoutMs, publish, Latch{})
+}
+
+// FairAcquireLatched is FairAcquire for a handle with a latch (see
+// LockAcquireLatched).
+func FairAcquireLatched(ctx context.Context, c rueidis.Client, k *FairKeys, leaseMs, owner string, nonReentrant bool, waiterTimeoutMs, publish string, l Latch) (Acquired, error) {
+	args := []string{leaseMs, owner, flag(nonReentrant), waiterTimeoutMs, publish}
+	if l.Field != "" {
+		args = append(args, l.Field, l.Req)
+	}
+	return parseAcquired(fairAcquire.Exec(ctx, c, []string{k.Lock, k.Queue, k.Heartbeats, k.Token, k.Channel}, args))
 }
 
 // FairRelease runs fair_release.lua (the contract of LockRelease).
 func FairRelease(ctx context.Context, c rueidis.Client, k *FairKeys, owner, leaseMs string, expected int64, publish string) (Released, error) {
+	return FairReleaseWith(ctx, c, k, owner, leaseMs, publish, ReleaseArgs{Expected: expected})
+}
+
+// FairReleaseWith runs fair_release.lua with every argument of ReleaseArgs.
+func FairReleaseWith(ctx context.Context, c rueidis.Client, k *FairKeys, owner, leaseMs, publish string, a ReleaseArgs) (Released, error) {
 	return parseReleased(fairRelease.Exec(ctx, c,
-		[]string{k.Lock, k.Queue, k.Heartbeats, k.Token, k.Channel},
-		[]string{owner, leaseMs, strconv.FormatInt(expected, 10), publish}))
+		[]string{k.Lock, k.Queue, k.Heartbeats, k.Token, k.Channel}, a.argv(owner, leaseMs, publish)))
 }
 
 // QueueLeave runs queue_leave.lua for the wait queue (queue, heartbeats,

@@ -14,6 +14,8 @@
 -- ARGV[3]  "1" for a non-reentrant lock, "0" otherwise
 -- ARGV[4]  waiter timeout in ms; "0" for TryLock: never enqueue
 -- ARGV[5]  "publish" or "spublish"
+-- ARGV[6]  the handle's latch field, "" or absent for none, and ARGV[7] the
+--          request id, as in rlock_acquire.lua
 --
 -- Reply: {token, count} acquired; when busy, a wait hint in ms: the lock's
 -- PTTL while it is held, or the time until the head's heartbeat deadline
@@ -30,9 +32,13 @@ local now = now_us()
 local now_ms = math.floor(now / 1000)
 
 local purged = drop_dead_waiters(KEYS[2], KEYS[3], now_ms)
+local latch, req = ARGV[6], ARGV[7]
+if latch_refuses(KEYS[1], latch, req) then
+  return math.max(1, redis.call('pttl', KEYS[1]))
+end
 
 if redis.call('hexists', KEYS[1], owner) == 1 then
-  return reenter(KEYS[1], owner, lease, ARGV[3])
+  return latch_granted(KEYS[1], latch, req, reenter(KEYS[1], owner, lease, ARGV[3]))
 end
 local free = redis.call('exists', KEYS[1]) == 0
 local head = redis.call('zrange', KEYS[2], 0, 0)[1]
@@ -41,7 +47,7 @@ if free and (head == nil or head == owner) then
     redis.call('zrem', KEYS[2], owner)
     redis.call('zrem', KEYS[3], owner)
   end
-  return grant(KEYS[1], owner, lease, KEYS[4])
+  return latch_granted(KEYS[1], latch, req, grant(KEYS[1], owner, lease, KEYS[4]))
 end
 if free and purged then
   wake_head(KEYS[2], KEYS[5], ARGV[5])

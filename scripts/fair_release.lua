@@ -11,10 +11,12 @@
 -- ARGV[3]  expected hold count before this release (n > 0, 0 = any, -1 =
 --          all), as in rlock_release.lua
 -- ARGV[4]  "publish" or "spublish"
+-- ARGV[5..7] token, latch field, request id, as in rlock_release.lua
 --
 -- Reply: {acted, count} as rlock_release.lua. A full release deletes the hash
 -- and publishes "0" on the channel of the first live waiter only.
-local reply, deleted = release_hold(KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), KEYS[4])
+local reply, deleted = release_hold(KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), KEYS[4],
+  tonumber(ARGV[5] or '0'), ARGV[6], ARGV[7])
 if deleted then
   drop_dead_waiters(KEYS[2], KEYS[3], math.floor(now_us() / 1000))
   wake_head(KEYS[2], KEYS[5], ARGV[4])

@@ -81,22 +81,89 @@ local function reenter(key, owner, lease, non_reentrant)
   return {tonumber(redis.call('hget', key, 'redisync:token') or '0'), count}
 end
 
+-- Latches, for owners that several handles share (WithOwner, or a Redisson
+-- client on the same owner id). The owner's count then is not one handle's
+-- alone, so a handle cannot tell from it whether its own release already
+-- ran. Each such handle names a field of the lock hash, latch =
+-- "redisync:latch:<handle id>", where its last acquire or release leaves
+-- "<request id> <outcome>": "a" (an acquire granted), "u" (that acquire was
+-- undone, or refused before it ran), "r <acted> <count>" (a release). A
+-- handle's operations are serialized, so one field per handle is enough; it
+-- goes away with the hash. An empty latch (unique owners) turns this off.
+
+-- The outcome recorded for request req in latch, or nil.
+local function latch_get(key, latch, req)
+  if latch == nil or latch == '' then
+    return nil
+  end
+  local v = redis.call('hget', key, latch)
+  if not v then
+    return nil
+  end
+  local r, rest = string.match(v, '^(%S+) (.*)$')
+  if r ~= req then
+    return nil
+  end
+  return rest
+end
+
+-- Record outcome for request req in latch, while the lock exists (a latch
+-- never creates a hash).
+local function latch_set(key, latch, req, outcome)
+  if latch ~= nil and latch ~= '' and redis.call('exists', key) == 1 then
+    redis.call('hset', key, latch, req .. ' ' .. outcome)
+  end
+end
+
 -- Undo one hold (or all) of owner per the release contract (see
 -- rlock_release.lua). Returns the reply, and true when the lock was deleted.
-local function release_hold(key, owner, lease, expected, token_key)
-  local count = tonumber(redis.call('hget', key, owner) or '0')
-  if count == 0 or (expected > 0 and count ~= expected) then
+local function release_hold(key, owner, lease, expected, token_key, token, latch, req)
+  local seen = latch_get(key, latch, req)
+  if expected == -2 then
+    -- Undo of acquire req: act only if it granted, and never twice; mark it
+    -- undone first so that the acquire, should it still arrive, refuses.
+    if seen ~= 'a' then
+      latch_set(key, latch, req, 'u')
+      return {0, tonumber(redis.call('hget', key, owner) or '0') or 0}, false
+    end
+    expected = 0
+  elseif seen and string.sub(seen, 1, 2) == 'r ' then
+    -- A retry of a release that already ran: replay its outcome.
+    local acted, count = string.match(seen, '^r (%d+) (%d+)$')
+    return {tonumber(acted), tonumber(count)}, false
+  end
+  local count = tonumber(redis.call('hget', key, owner) or '0') or 0
+  local current = tonumber(redis.call('hget', key, 'redisync:token') or '0') or 0
+  if count == 0 or (expected > 0 and count ~= expected)
+      or (token and token > 0 and current > 0 and current ~= token) then
+    -- Not this hold: absent, a count other than expected, or a later hold
+    -- of the same owner (another token).
+    latch_set(key, latch, req, 'r 0 ' .. count)
     return {0, count}, false
   end
   if expected >= 0 and count > 1 then
     redis.call('hincrby', key, owner, -1)
     extend(key, lease)
+    latch_set(key, latch, req, 'r 1 ' .. (count - 1))
     return {1, count - 1}, false
   end
-  local token = tonumber(redis.call('hget', key, 'redisync:token') or '0')
   redis.call('del', key)
-  keep_token(token, token_key)
+  keep_token(current, token_key)
   return {1, 0}, true
+end
+
+-- For acquire scripts of a handle with a latch: true when request req was
+-- already seen (undone before it arrived): such an acquire must not grant.
+local function latch_refuses(key, latch, req)
+  return latch_get(key, latch, req) ~= nil
+end
+
+-- Record that acquire req granted (reply res is {token, count}).
+local function latch_granted(key, latch, req, res)
+  if type(res) == 'table' and res.err == nil then
+    latch_set(key, latch, req, 'a')
+  end
+  return res
 end
 
 -- Fair queue (fairlock): zset queue (owner -> arrival) and zset heartbeats

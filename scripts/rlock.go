@@ -4,7 +4,6 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"strconv"
 
 	"github.com/redis/rueidis"
 )
@@ -37,14 +36,28 @@ type LockKeys struct {
 
 // LockAcquire runs rlock_acquire.lua. leaseMs is the decimal lease in ms.
 func LockAcquire(ctx context.Context, c rueidis.Client, k *LockKeys, leaseMs, owner string, nonReentrant bool) (Acquired, error) {
-	return parseAcquired(rlockAcquire.Exec(ctx, c, []string{k.Lock, k.Token}, []string{leaseMs, owner, flag(nonReentrant)}))
+	return LockAcquireLatched(ctx, c, k, leaseMs, owner, nonReentrant, Latch{})
+}
+
+// LockAcquireLatched is LockAcquire for a handle with a latch (an owner id
+// that several handles may share): the grant is recorded under l.Req.
+func LockAcquireLatched(ctx context.Context, c rueidis.Client, k *LockKeys, leaseMs, owner string, nonReentrant bool, l Latch) (Acquired, error) {
+	args := []string{leaseMs, owner, flag(nonReentrant)}
+	if l.Field != "" {
+		args = append(args, l.Field, l.Req)
+	}
+	return parseAcquired(rlockAcquire.Exec(ctx, c, []string{k.Lock, k.Token}, args))
 }
 
 // LockRelease runs rlock_release.lua; expected is the hold count the caller
 // believes the owner has (or ReleaseAny / ReleaseAll).
 func LockRelease(ctx context.Context, c rueidis.Client, k *LockKeys, owner, leaseMs string, expected int64, publish string) (Released, error) {
-	return parseReleased(rlockRelease.Exec(ctx, c, []string{k.Lock, k.Channel, k.Token},
-		[]string{owner, leaseMs, strconv.FormatInt(expected, 10), publish}))
+	return LockReleaseWith(ctx, c, k, owner, leaseMs, publish, ReleaseArgs{Expected: expected})
+}
+
+// LockReleaseWith runs rlock_release.lua with every argument of ReleaseArgs.
+func LockReleaseWith(ctx context.Context, c rueidis.Client, k *LockKeys, owner, leaseMs, publish string, a ReleaseArgs) (Released, error) {
+	return parseReleased(rlockRelease.Exec(ctx, c, []string{k.Lock, k.Channel, k.Token}, a.argv(owner, leaseMs, publish)))
 }
 
 // LockForceUnlock runs rlock_force_unlock.lua: it reports whether a lock was deleted.

@@ -8,16 +8,23 @@
 -- ARGV[1]  lease in milliseconds (> 0)
 -- ARGV[2]  owner id
 -- ARGV[3]  "1" for a non-reentrant lock, "0" otherwise
+-- ARGV[4]  the handle's latch field, "" or absent for none (see lib.lua)
+-- ARGV[5]  this request's id: a grant is recorded in the latch, and a
+--          request already undone (its caller gave up) is refused as busy
 --
 -- Reply:
 --   {token, count}  acquired (count = hold count after this acquisition)
 --   PTTL            busy: the holder's remaining lease in ms (-1: no expiry)
 --   error           "NON_REENTRANT" when ARGV[3] is "1" and the owner holds it
 local lease = tonumber(ARGV[1])
+local latch, req = ARGV[4], ARGV[5]
+if latch_refuses(KEYS[1], latch, req) then
+  return redis.call('pttl', KEYS[1])
+end
 if redis.call('exists', KEYS[1]) == 0 then
-  return grant(KEYS[1], ARGV[2], lease, KEYS[2])
+  return latch_granted(KEYS[1], latch, req, grant(KEYS[1], ARGV[2], lease, KEYS[2]))
 end
 if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-  return reenter(KEYS[1], ARGV[2], lease, ARGV[3])
+  return latch_granted(KEYS[1], latch, req, reenter(KEYS[1], ARGV[2], lease, ARGV[3]))
 end
 return redis.call('pttl', KEYS[1])

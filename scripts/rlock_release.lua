@@ -12,11 +12,19 @@
 --            0      decrement whatever the count (an owner resumed elsewhere)
 --            -1     release every hold of the owner (cleanup of a lost hold)
 -- ARGV[4]  "publish" or "spublish"
+-- ARGV[5]  fencing token of the hold being released: act only while the
+--          lock carries it (a later hold of the same owner is another hold);
+--          "0": any (a resumed owner, or a Redisson hold without a token)
+-- ARGV[6]  the handle's latch field ("" for an owner only one handle uses;
+--          see lib.lua), and ARGV[7] this request's id. With a latch, a
+--          retried request replays its first outcome, and ARGV[3] = -2 undoes
+--          the acquire with request id ARGV[7] (only if it granted).
 --
 -- Reply: {acted, count}: acted is 1 when this call changed the lock, count is
 -- the owner's hold count afterwards (0: released, or not held at all).
 -- A full release deletes the hash and publishes "0" on the channel.
-local reply, deleted = release_hold(KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), KEYS[3])
+local reply, deleted = release_hold(KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), KEYS[3],
+  tonumber(ARGV[5] or '0'), ARGV[6], ARGV[7])
 if deleted then
   notify(ARGV[4], KEYS[2], '0')
 end

@@ -52,7 +52,9 @@ func RWReadAcquire(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs str
 		[]string{leaseMs, k.Owner, k.WriteField, flag(nonReentrant)}))
 }
 
-// RWReadRelease runs rwlock_read_release.lua (the contract of LockRelease).
+// RWReadRelease runs rwlock_read_release.lua (the contract of LockRelease;
+// the rwlock scripts take no token or latch: its shared owners fall back to
+// ReleaseAny).
 func RWReadRelease(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs string, expected int64, publish string) (Released, error) {
 	return parseReleased(rwReadRelease.Exec(ctx, c,
 		[]string{k.Lock, k.Channel, k.Timeouts, k.TimeoutBase, k.Token},

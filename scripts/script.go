@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/redis/rueidis"
@@ -116,9 +117,34 @@ func intPair(msg rueidis.RedisMessage) (a, b int64, err error) {
 
 // Release expectations for the release scripts (see rlock_release.lua).
 const (
-	ReleaseAny = 0  // decrement whatever the count
-	ReleaseAll = -1 // drop every hold of the owner
+	ReleaseAny  = 0  // decrement whatever the count
+	ReleaseAll  = -1 // drop every hold of the owner
+	ReleaseUndo = -2 // undo the acquire named by the latch request, if it granted
 )
+
+// Latch names a handle's latch field in the lock hash and the request an
+// acquire or release makes (see lib.lua). The zero Latch is none: the owner
+// is used by one handle only, whose expected counts say enough.
+type Latch struct {
+	Field string // "redisync:latch:<handle id>"
+	Req   string // request id, unique among the handle's requests
+}
+
+// ReleaseArgs says which release a release script makes.
+type ReleaseArgs struct {
+	// Expected is the owner's hold count the release requires (n > 0), or
+	// ReleaseAny, ReleaseAll or ReleaseUndo.
+	Expected int64
+	// Token is the fencing token of the hold being released: the script acts
+	// only while the lock carries it. 0: any.
+	Token uint64
+	Latch Latch
+}
+
+func (a *ReleaseArgs) argv(owner, leaseMs, publish string) []string {
+	return []string{owner, leaseMs, strconv.FormatInt(a.Expected, 10), publish,
+		strconv.FormatUint(a.Token, 10), a.Latch.Field, a.Latch.Req}
+}
 
 // Released is the outcome of a release script.
 type Released struct {

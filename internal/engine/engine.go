@@ -177,18 +177,58 @@ func (e *Engine) Go(f func()) {
 	}()
 }
 
+// Detach returns a context for work that must outlive ctx (an acquire in
+// flight, a release the caller stopped waiting for): ctx's end does not
+// cancel it, and CompensateTimeout after ctx ends it is cancelled, so the
+// work stays bounded. While ctx is alive nothing bounds it but ctx's own
+// wait: a live caller must never see an internal deadline as its own
+// context.DeadlineExceeded. The CancelFunc must be called when the work is
+// done.
+func Detach(ctx context.Context) (context.Context, context.CancelFunc) {
+	if settleBoundWhileAlive { // mutant: the bound runs from the start
+		return context.WithTimeout(context.WithoutCancel(ctx), CompensateTimeout)
+	}
+	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	if ctx.Done() == nil {
+		return dctx, cancel
+	}
+	var (
+		mu    sync.Mutex
+		timer *time.Timer
+		done  bool
+	)
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !done {
+			timer = time.AfterFunc(CompensateTimeout, cancel)
+		}
+	})
+	return dctx, func() {
+		stop()
+		mu.Lock()
+		done = true
+		if timer != nil {
+			timer.Stop()
+		}
+		mu.Unlock()
+		cancel()
+	}
+}
+
 // Settle runs call, an acquisition that must not be abandoned in flight (a
 // command given up may still run after the undo sent on another connection,
-// and leave an orphan), with a context that ctx's end does not cancel,
-// bounded by CompensateTimeout. It returns call's result and true — unless
-// ctx ends first (a slow or cut network): then it returns false at once and
-// hands the result, when it comes, to settle, which runs as a task the
-// Client owns (Close waits for it) and undoes whatever call did.
+// and leave an orphan), with a context from Detach: ctx's end does not
+// cancel it, and only bounds it (by CompensateTimeout) once ctx has ended.
+// It returns call's result and true — unless ctx ends first (a slow or cut
+// network): then it returns false at once and hands the result, when it
+// comes, to settle, which runs as a task the Client owns (Close waits for
+// it) and undoes whatever call did.
 func Settle[T any](e *Engine, ctx context.Context, call func(context.Context) T, settle func(T)) (T, bool) {
 	if ctx.Done() == nil {
 		return call(ctx), true
 	}
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CompensateTimeout)
+	actx, cancel := Detach(ctx)
 	replied := make(chan T, 1)
 	go func() { replied <- call(actx) }() // awaited below, or by the task
 	select {

@@ -2,7 +2,16 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"strings"
+	"syscall"
 	"time"
+
+	"github.com/redis/rueidis"
 
 	"github.com/redisync/redisync/internal/errs"
 	"github.com/redisync/redisync/internal/obs"
@@ -14,15 +23,19 @@ type Attempt func(ctx context.Context) (acquired bool, hint time.Duration, err e
 
 // Acquire runs the waiting loop shared by every primitive:
 //
-//  1. try once; done if acquired or on error;
+//  1. try once; done if acquired or on an error that is not transient;
 //  2. join the channel's subscription, and wait until it is confirmed (or one
 //     poll bound passes), so that no release after this point can be missed;
 //  3. try again; then wait for a wake-up, or for min(hint, MaxPoll), or for
 //     ctx — and repeat.
 //
-// It returns ctx.Err() (unwrapped) when ctx ends, and ErrClosed when the
-// Client is closed. Wake-ups are only hints: the bounded poll is what makes
-// progress certain when messages are lost.
+// A transient transport error (see Transient: a dropped connection, a server
+// restarting or loading) does not end the wait: the attempt is repeated
+// after a jittered backoff, within ctx. It returns ctx.Err() (unwrapped)
+// when ctx ends, ErrClosed when the Client is closed, a primitive's own
+// refusal as is, and a Redis or transport error wrapped with what was being
+// done ("rlock: acquire \"name\": ..."). Wake-ups are only hints: the
+// bounded poll is what makes progress certain when messages are lost.
 //
 // A grant is reported to the Observer as an Acquired event about target.
 func (e *Engine) Acquire(ctx context.Context, channel string, target obs.Target, try Attempt) error {
@@ -34,15 +47,22 @@ func (e *Engine) Acquire(ctx context.Context, channel string, target obs.Target,
 	ok, hint, err := try(ctx)
 	if ok {
 		granted(start, false)
+		return nil
 	}
-	if err != nil || ok {
-		return err
+	if err != nil && !e.retryable(ctx, err) {
+		return e.failed(ctx, target, err)
 	}
 	w := e.Hub.Join(ctx, channel)
 	unused := false
 	defer func() { w.Leave(unused) }()
 
-	timer := time.NewTimer(e.pollBound(hint))
+	var backoff time.Duration
+	first := e.pollBound(hint)
+	if err != nil {
+		backoff = e.nextBackoff(backoff)
+		first = jitter(backoff)
+	}
+	timer := time.NewTimer(first)
 	defer timer.Stop()
 	select {
 	case <-w.Ready():
@@ -57,13 +77,28 @@ func (e *Engine) Acquire(ctx context.Context, channel string, target obs.Target,
 		ok, hint, err = try(ctx)
 		if ok {
 			granted(sent, true)
+			return nil
 		}
-		if err != nil || ok {
-			if err != nil && ctx.Err() == nil {
-				unused = true // a failed attempt should not swallow a wake-up
+		if err != nil {
+			if !e.retryable(ctx, err) {
+				if ctx.Err() == nil {
+					unused = true // a failed attempt should not swallow a wake-up
+				}
+				return e.failed(ctx, target, err)
 			}
-			return err
+			// Transient: try again after a backoff; wake-ups stay queued.
+			backoff = e.nextBackoff(backoff)
+			timer.Reset(jitter(backoff))
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-e.closed:
+				return errs.ErrClosed
+			}
+			continue
 		}
+		backoff = 0
 		unused = false
 		timer.Reset(e.pollBound(hint))
 		select {
@@ -78,6 +113,76 @@ func (e *Engine) Acquire(ctx context.Context, channel string, target obs.Target,
 		// Since Go 1.23 (go.mod says 1.25) Reset discards a stale fire, so
 		// the timer needs no draining here.
 	}
+}
+
+// retryable reports whether an attempt that failed with err should be
+// repeated: the caller still waits, and err is transient.
+func (e *Engine) retryable(ctx context.Context, err error) bool {
+	return !acquireGivesUpOnTransport && ctx.Err() == nil && !e.IsClosed() && Transient(err)
+}
+
+// failed is what Acquire returns for err: ctx.Err() when ctx ended,
+// ErrClosed after Close, a Redis or transport error wrapped with the
+// operation, anything else (a primitive's own refusal) as is.
+func (e *Engine) failed(ctx context.Context, target obs.Target, err error) error {
+	if cerr := ctx.Err(); cerr != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return cerr
+	}
+	return WrapIO(target.Primitive+": acquire", target.Name, err)
+}
+
+// WrapIO wraps err, when it is a Redis error reply or a transport failure,
+// with the operation and the lock's name; other errors (sentinels, a
+// primitive's refusals, ctx errors) are returned as they are.
+func WrapIO(op, name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	_, reply := rueidis.IsRedisErr(err)
+	if !reply && !Transient(err) && !errors.Is(err, rueidis.ErrClosing) {
+		return err
+	}
+	return fmt.Errorf("%s %q: %w", op, name, err)
+}
+
+// Backoff bounds for transient errors while waiting.
+const (
+	minBackoff = 20 * time.Millisecond
+	maxBackoff = time.Second
+)
+
+func (e *Engine) nextBackoff(d time.Duration) time.Duration {
+	limit := min(maxBackoff, max(e.Config.MaxPoll, minBackoff))
+	return min(max(2*d, minBackoff), limit)
+}
+
+// jitter spreads d over [d/2, d), so that clients cut off together do not
+// come back together.
+func jitter(d time.Duration) time.Duration {
+	return d/2 + rand.N(d/2+1)
+}
+
+// Transient reports whether err is a failure to talk to Redis that may pass
+// by itself: a dropped or refused connection, a timeout on the wire, a
+// server that is loading its data set or a Cluster slot in migration. A
+// closed rueidis client (ErrClosing), a context's end and Redis's answers
+// to the command itself are not.
+func Transient(err error) bool {
+	if err == nil || errors.Is(err, rueidis.ErrClosing) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	if rerr, ok := rueidis.IsRedisErr(err); ok {
+		return rerr.IsLoading() || rerr.IsTryAgain() || rerr.IsClusterDown() ||
+			strings.HasPrefix(rerr.Error(), "MASTERDOWN")
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNABORTED) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne)
 }
 
 // pollBound is how long to wait before the next attempt without a wake-up.
@@ -97,5 +202,8 @@ func (e *Engine) TryOnce(ctx context.Context, target obs.Target, try Attempt) (b
 		e.Observe(obs.Event{Kind: obs.Acquired, Primitive: target.Primitive, Name: target.Name,
 			Wait: time.Since(sent), Latency: time.Since(sent)})
 	}
-	return ok, err
+	if err != nil {
+		return false, e.failed(ctx, target, err)
+	}
+	return ok, nil
 }

@@ -1,0 +1,150 @@
+package rlock
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redisync/redisync"
+)
+
+// closedWithin reports whether ch closes within d.
+func closedWithin(ch <-chan struct{}, d time.Duration) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+	}
+	select {
+	case <-ch:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// Issue 12, defect 2: `defer mu.Unlock(ctx)` with a request context that has
+// already ended must still release the lock, not leave it renewed until the
+// Client closes.
+func TestUnlockWithAnEndedContextStillReleases(t *testing.T) {
+	e := setup(t, redisync.WithWatchdogTimeout(900*time.Millisecond))
+	for _, nested := range []bool{false, true} {
+		name := "mutex:unlock-ctx"
+		if nested {
+			name += ":nested"
+		}
+		m := New(e.C, name, WithReentrant())
+		require.NoError(t, m.Lock(bg()))
+		if nested {
+			require.NoError(t, m.Lock(bg()))
+		}
+		ctx, cancel := context.WithCancel(bg())
+		cancel()
+		err := m.Unlock(ctx)
+		if nested {
+			assert.True(t, err == nil || err == context.Canceled, "unexpected %v", err)
+			err = m.Unlock(ctx)
+		}
+		assert.True(t, err == nil || err == context.Canceled, "Unlock returns nil or ctx.Err(), got %v", err)
+		assert.True(t, closedWithin(m.Done(), 0), "the hold ends locally at once")
+		assert.ErrorIs(t, m.Err(), redisync.ErrNotHeld)
+		eventually(t, 2*time.Second, func() bool { return !e.Exists(t, name) }, "the release reached Redis")
+		// A renewal still running would recreate nothing, but a waiter must
+		// get in well before the lease would have run out.
+		other := New(e.Client(t), name)
+		wctx, wcancel := context.WithTimeout(bg(), 5*time.Second)
+		require.NoError(t, other.Lock(wctx), "a waiter gets in")
+		wcancel()
+		time.Sleep(400 * time.Millisecond) // past a renewal interval of the old hold
+		require.NoError(t, other.Err(), "no stale renewal disturbed the new holder")
+		require.NoError(t, other.Unlock(bg()))
+	}
+}
+
+// Issue 12, defect 5: two handles that share an owner id each release their
+// own hold; 2 Locks + 2 Unlocks leave the lock free.
+func TestSharedOwnerHandlesEachReleaseTheirOwnHold(t *testing.T) {
+	e := setup(t, redisync.WithWatchdogTimeout(900*time.Millisecond))
+	const name = "mutex:shared-owner"
+	a := New(e.C, name, WithOwner("svc:1"))
+	b := New(e.C, name, WithOwner("svc:1"))
+	require.NoError(t, a.Lock(bg()))
+	require.NoError(t, b.Lock(bg()))
+	require.NoError(t, a.Unlock(bg()))
+	assert.True(t, closedWithin(a.Done(), 0), "a's hold ended")
+	assert.NoError(t, b.Err(), "b still holds")
+	n, err := b.HoldCount(bg())
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	require.NoError(t, b.Unlock(bg()))
+	assert.False(t, e.Exists(t, name), "2 Locks + 2 Unlocks leave the lock free: %s", e.Describe(t))
+	time.Sleep(400 * time.Millisecond) // a renewal would not bring it back either
+	assert.False(t, e.Exists(t, name))
+}
+
+// Issue 12, defect 9: a grant whose lease has already run out by the client's
+// clock when the reply arrives is never reported; Lock goes on and returns a
+// hold that is actually valid.
+func TestLockNeverReportsAGrantWhoseLeaseRanOut(t *testing.T) {
+	e := setup(t)
+	const lease = time.Second
+	m := New(e.C, "mutex:expired-grant", WithLease(lease))
+	e.Srv.Pause()
+	got := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(bg(), 20*time.Second)
+		defer cancel()
+		got <- m.Lock(ctx)
+	}()
+	time.Sleep(lease + 500*time.Millisecond) // the acquire waits in the socket
+	e.Srv.Resume()
+	require.NoError(t, <-got)
+	time.Sleep(100 * time.Millisecond)
+	assert.NoError(t, m.Err(), "the hold Lock reported must still be valid")
+	assert.False(t, closedWithin(m.Done(), 0), "Done must not close right after Lock")
+	_ = m.Unlock(bg())
+}
+
+// Issue 12, defect 10: a live ctx never sees context.DeadlineExceeded from
+// an internal bound; a server stall only delays Lock.
+func TestLockWithALiveContextRidesOutAServerStall(t *testing.T) {
+	e := setup(t)
+	m := New(e.C, "mutex:stall")
+	e.Srv.Pause()
+	got := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(bg(), 15*time.Second)
+		defer cancel()
+		got <- m.Lock(ctx)
+	}()
+	time.Sleep(3 * time.Second)
+	e.Srv.Resume()
+	require.NoError(t, <-got, "a 3 s stall under a 15 s ctx is a delay, not an error")
+	require.NoError(t, m.Unlock(bg()))
+}
+
+// Issue 12, defect 10: a transport error while waiting (the server restarts)
+// is retried within ctx instead of ending Lock.
+func TestLockWaitsAcrossAServerRestart(t *testing.T) {
+	e := setup(t)
+	const name = "mutex:restart"
+	holder := New(e.Client(t, redisync.WithWatchdogTimeout(1500*time.Millisecond)), name)
+	require.NoError(t, holder.Lock(bg()))
+	m := New(e.C, name)
+	got := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(bg(), 20*time.Second)
+		defer cancel()
+		got <- m.Lock(ctx)
+	}()
+	e.WaitSubscribed(t, "redisson_lock__channel:{"+name+"}")
+	e.Srv.Restart() // nothing persists: the holder's key is gone
+	err := <-got
+	require.NoError(t, err, "Lock retries transport errors within ctx")
+	require.NoError(t, m.Unlock(bg()))
+	assert.Eventually(t, func() bool { return errors.Is(holder.Err(), redisync.ErrLockLost) }, 10*time.Second, 50*time.Millisecond)
+}
