@@ -27,7 +27,7 @@ type RenewScript struct {
 }
 
 func newRenewScript(src string, prefix bool) *RenewScript {
-	full := withLib(src)
+	full := withLib(guardKeyType(src))
 	return &RenewScript{src: full, sha: sha1Hex(full), prefix: prefix}
 }
 
