@@ -104,7 +104,9 @@ func TestRenewalStormIsPacedWhileTheServerIsDown(t *testing.T) {
 	// Every hold was confirmed at most TTL/3 (plus the batching window)
 	// before the kill, so its deadline is at least TTL/2 after it.
 	assert.GreaterOrEqual(t, first.Sub(killed), lease/2, "a hold was reported lost before its deadline")
-	assert.LessOrEqual(t, last.Sub(killed), lease, "a hold was reported lost after its lease")
+	// Every deadline is before killed + lease; the slack is for a loaded
+	// machine waking a thousand watchers.
+	assert.LessOrEqual(t, last.Sub(killed), lease+lease/16, "a hold was reported lost well after its lease")
 
 	perSecond := float64(rounds) / outage.Seconds()
 	inFirst5s := counter.failedBetween("lock", killed, killed.Add(5*time.Second))
