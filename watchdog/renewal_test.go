@@ -165,7 +165,8 @@ func TestHungCommandDoesNotCostTheOtherLeases(t *testing.T) {
 	}
 	select {
 	case <-hungLost:
-		assert.Less(t, time.Since(start), ttl, "hung lease lost before its TTL")
+		// Decided at TTL − drift; the slack is for a loaded machine.
+		assert.Less(t, time.Since(start), ttl+100*time.Millisecond, "hung lease lost at its deadline")
 	case <-time.After(3 * time.Second):
 		t.Fatal("hung lease not reported")
 	}
