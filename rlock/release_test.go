@@ -142,7 +142,11 @@ func TestLockWaitsAcrossAServerRestart(t *testing.T) {
 		got <- m.Lock(ctx)
 	}()
 	e.WaitSubscribed(t, "redisson_lock__channel:{"+name+"}")
-	e.Srv.Restart() // nothing persists: the holder's key is gone
+	// Down long enough for the waiter's next attempts (every MaxPoll, 1 s)
+	// to meet a refused connection; then back, empty: nothing persists.
+	e.Srv.Kill()
+	time.Sleep(2500 * time.Millisecond)
+	e.Srv.Restart()
 	err := <-got
 	require.NoError(t, err, "Lock retries transport errors within ctx")
 	require.NoError(t, m.Unlock(bg()))
