@@ -135,8 +135,11 @@ func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 
 // Unlock releases one hold of this handle. After the last one the lock is
 // free and the first live waiter in the queue is woken (only that one).
-// Errors are as rlock.Mutex.Unlock's: redisync.ErrNotHeld, redisync.ErrLockLost,
-// or a Redis error after which calling Unlock again is safe.
+// As rlock.Mutex.Unlock, it releases whatever ctx says (ctx bounds only the
+// wait for the reply; ctx.Err() when it ends first, the release completing
+// in the background), and its errors are the same: redisync.ErrNotHeld,
+// redisync.ErrLockLost, or a Redis error after which calling Unlock again
+// is safe.
 func (m *Mutex) Unlock(ctx context.Context) error {
 	// An ended ctx does not stop the release: it only bounds the wait.
 	if err := m.check(ctx); err != nil && err != ctx.Err() {

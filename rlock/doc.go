@@ -38,11 +38,38 @@
 // on a Cluster), waits for its confirmation, tries again, then waits for a
 // message or min(PTTL, MaxPoll, ctx) before each further attempt.
 //
-// Release (rlock_release.lua) carries the hold count the handle expects, so
-// a retried Unlock never decrements twice. The last release DELs N and
-// PUBLISHes "0" (SPUBLISH on a Cluster), which wakes one waiter. The
-// watchdog renews many holds with one rlock_renew.lua call per hash slot,
-// each checking owner and token, in one pipelined round trip.
+// Release (rlock_release.lua) acts only on the hold it belongs to: it
+// carries the hold's fencing token, and for an owner only this handle uses
+// the hold count it expects, so a release sent again after a lost reply
+// finds one less and does nothing. A handle with WithOwner may share its
+// owner id with other handles (or a Redisson client), whose counts mix; it
+// keeps a latch instead: a field "redisync:latch:<handle id>" of N holding
+// its last request id and outcome, which a repeated release replays and
+// the undo of an acquire consults (see internal/hold). Two handles of one
+// owner thus each release exactly their own holds. The last release DELs N
+// (latch fields go with it) and PUBLISHes "0" (SPUBLISH on a Cluster), which
+// wakes one waiter. The watchdog renews many holds with one rlock_renew.lua
+// call per hash slot, each checking owner and token, in one pipelined round
+// trip.
+//
+// # Unlock
+//
+// Unlock always releases. It ends the hold locally at once — the count
+// drops, and after the last Unlock renewal stops, Done closes and Err is
+// ErrNotHeld — and sends the release whatever ctx says: ctx bounds only how
+// long Unlock waits for Redis's reply. When ctx is already done, or ends
+// first, Unlock returns ctx.Err(): the hold has ended locally, the release
+// completes in the background (a Client task, bounded by 2 s after ctx's
+// end), and Client.Close waits for it. So the everyday
+//
+//	defer mu.Unlock(ctx) // ctx: a request's context, perhaps cancelled by now
+//
+// never leaves the lock held. A release that gets no reply at all (the
+// server unreachable past that bound) stays queued on the handle and is
+// sent again, as the same request, before the handle's next Lock or Unlock;
+// meanwhile the lock expires within its lease, since renewal has stopped.
+// Releases always reach Redis in Unlock order and before the handle's next
+// acquire.
 //
 // The fencing token is max(last + 1, server TIME in µs), computed in the
 // acquire script: tokens of a name strictly increase across releases,
@@ -53,7 +80,13 @@
 // already sent is never abandoned: its reply says whether it was granted,
 // and a grant nobody wants is given back with an owner-checked release — by
 // the caller when the reply is in, or by a Client task when ctx ends first
-// (Client.Close waits for those tasks). Nothing is left behind.
+// (Client.Close waits for those tasks). Nothing is left behind. While ctx is
+// alive, nothing else bounds the wait: a stalled server delays Lock but
+// never surfaces as context.DeadlineExceeded, and a transient transport
+// error (a dropped connection, a server restarting) is retried after a
+// jittered backoff. A grant whose reply came after its lease (less the
+// drift margin) had run out by the local clock is given back, and Lock
+// waits on: Lock never returns a hold it may no longer have.
 //
 // The layout is Redisson's: a Redisson RLock on the same name and a Mutex
 // exclude each other and wake each other's waiters.

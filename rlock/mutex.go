@@ -124,10 +124,15 @@ func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 // Unlock releases one hold of this handle. After the last one the lock is
 // free and one waiter is woken.
 //
-// It returns redisync.ErrNotHeld when this owner holds no lock, and
+// The hold ends here at once and the release is sent whatever ctx says
+// (see the package doc's Unlock section): ctx bounds only the wait for the
+// reply. When ctx is done first Unlock returns ctx.Err(); the release
+// completes in the background and Client.Close waits for it. Otherwise it
+// returns nil, redisync.ErrNotHeld when this owner holds no lock,
 // redisync.ErrLockLost when the hold was lost (Unlock then removes whatever
-// is left of it). If Unlock returns another error, the release may or may
-// not have happened: calling Unlock again is safe and never releases twice.
+// is left of it), or an error from Redis: then the release stays queued and
+// is sent again, as the same request, before the handle's next operation
+// (calling Unlock again waits for it, and never releases twice).
 // Unlock panics on a nil ctx.
 func (m *Mutex) Unlock(ctx context.Context) error {
 	// An ended ctx does not stop the release: it only bounds the wait.

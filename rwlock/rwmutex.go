@@ -154,7 +154,8 @@ func (rw *RWMutex) TryLock(ctx context.Context) (bool, error) {
 
 // Unlock releases one write hold. After the last one, the lock is free — or,
 // if the handle still holds read holds, downgraded to a read lock — and every
-// waiter is woken. Errors are as rlock.Mutex.Unlock's.
+// waiter is woken. As rlock.Mutex.Unlock, it releases whatever ctx says (ctx
+// bounds only the wait for the reply), and its errors are the same.
 func (rw *RWMutex) Unlock(ctx context.Context) error {
 	// An ended ctx does not stop the release: it only bounds the wait.
 	if err := rw.check(ctx); err != nil && err != ctx.Err() {
@@ -184,8 +185,8 @@ func (rw *RWMutex) TryRLock(ctx context.Context) (bool, error) {
 }
 
 // RUnlock releases one read hold. When no live read hold and no writer is
-// left, the lock is free and every waiter is woken. Errors are as
-// rlock.Mutex.Unlock's.
+// left, the lock is free and every waiter is woken. As rlock.Mutex.Unlock,
+// it releases whatever ctx says, and its errors are the same.
 func (rw *RWMutex) RUnlock(ctx context.Context) error {
 	// An ended ctx does not stop the release: it only bounds the wait.
 	if err := rw.check(ctx); err != nil && err != ctx.Err() {
