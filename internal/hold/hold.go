@@ -178,7 +178,7 @@ func attemptAll(ctx context.Context, holds []*Hold, latched bool, acquire Acquir
 	for _, h := range holds {
 		h.op.Lock()
 	}
-	a := &attempt{ctx: ctx, holds: holds}
+	a := &attempt{ctx: ctx, holds: holds, latched: latched}
 	defer func() {
 		if !a.handedOff {
 			a.unlockOps()
@@ -196,7 +196,6 @@ func attemptAll(ctx context.Context, holds []*Hold, latched bool, acquire Acquir
 			return false, 0, errs.ErrNonReentrant
 		}
 	}
-	undoLater := func() { a.undoLater(e) }
 	// The acquire is never abandoned in flight (see engine.Settle): its
 	// reply tells exactly what to undo. If ctx ends first, Lock returns at
 	// once and the Client's task awaits the reply, undoes a grant, and only
@@ -207,7 +206,7 @@ func attemptAll(ctx context.Context, holds []*Hold, latched bool, acquire Acquir
 		err    error
 		unsent bool // the acquire was not sent (queued releases failed first)
 	}
-	sent := time.Now()
+	a.sent = time.Now()
 	out, ok := engine.Settle(e, ctx, func(actx context.Context) outcome {
 		// Releases this handle queued go first, in order, so an acquire
 		// never meets (and re-enters) a hold its own Unlock already ended.
@@ -222,11 +221,11 @@ func attemptAll(ctx context.Context, holds []*Hold, latched bool, acquire Acquir
 			a.before = append(a.before, h.remote)
 			h.mu.Unlock()
 			h.cur = scripts.Latch{}
-			if latched {
+			if a.latched {
 				h.cur = h.nextLatch()
 			}
 		}
-		sent = time.Now()
+		a.sent = time.Now()
 		res, busy, err := acquire(actx)
 		return outcome{res: res, busy: busy, err: err}
 	}, func(out outcome) {
@@ -239,7 +238,7 @@ func attemptAll(ctx context.Context, holds []*Hold, latched bool, acquire Acquir
 		a.handedOff = true
 		return false, 0, ctx.Err()
 	}
-	res, busy, err := out.res, out.busy, out.err
+	res, busy, err, sent := out.res, out.busy, out.err, a.sent
 	if err != nil {
 		if errors.Is(err, scripts.ErrNonReentrant) {
 			return false, 0, errs.ErrNonReentrant
@@ -247,7 +246,7 @@ func attemptAll(ctx context.Context, holds []*Hold, latched bool, acquire Acquir
 		if !out.unsent && !scripts.IsReply(err) {
 			// No reply: the script may have run. Undo grants we cannot see;
 			// if even that fails, the holds have no renewal and expire.
-			undoLater()
+			a.undoLater(e)
 		}
 		if ctx.Err() != nil {
 			return false, 0, ctx.Err()
@@ -262,7 +261,7 @@ func attemptAll(ctx context.Context, holds []*Hold, latched bool, acquire Acquir
 	}
 	if ctx.Err() != nil {
 		// Granted, but the caller has gone: give it back.
-		undoLater()
+		a.undoLater(e)
 		return false, 0, ctx.Err()
 	}
 	if !expiredGrantReported {
@@ -271,14 +270,14 @@ func attemptAll(ctx context.Context, holds []*Hold, latched bool, acquire Acquir
 				// The reply came after the lease (less the drift margin)
 				// had run out by our clock: the grant may already be
 				// someone else's. Give it back and keep waiting.
-				undoLater()
+				a.undoLater(e)
 				return false, 0, nil
 			}
 		}
 	}
 	for i, h := range holds {
 		if err := h.granted(res[i], sent); err != nil {
-			undoLater()
+			a.undoLater(e)
 			return false, 0, err
 		}
 	}
@@ -292,8 +291,10 @@ type attempt struct {
 	ctx       context.Context
 	holds     []*Hold
 	before    []int64
-	one       [1]int64 // before's storage for the usual single hold
-	handedOff bool     // a Client task unlocks the ops after the undo
+	one       [1]int64  // before's storage for the usual single hold
+	sent      time.Time // when the acquire was sent
+	latched   bool      // the acquire script takes the holds' latches
+	handedOff bool      // a Client task unlocks the ops after the undo
 }
 
 func (a *attempt) unlockOps() {
