@@ -18,9 +18,15 @@ import (
 // MaxNameLength is the longest semaphore name accepted, in bytes.
 const MaxNameLength = lockopt.MaxNameLength
 
+// MaxPermits is the largest capacity and the largest count of one request.
+// Counts are added up inside Lua scripts, whose numbers are doubles: exact
+// only up to 2^53, and formatted as "1e+17" from 10^17 on. Two counts of
+// MaxPermits still add up exactly, and no real pool comes near it.
+const MaxPermits = 1_000_000_000_000_000
+
 var (
-	// ErrBadCount is returned for a permit count below 1 (or a negative
-	// capacity) before any I/O.
+	// ErrBadCount is returned before any I/O for a permit count below 1 or
+	// above MaxPermits, and for a capacity below 0 or above MaxPermits.
 	ErrBadCount = errors.New("semaphore: permit count out of range")
 	// ErrTooMany is returned at once when more permits are requested than
 	// the semaphore's capacity in Redis: such a request could never be
@@ -35,6 +41,7 @@ type Semaphore struct {
 	e             *engine.Engine
 	name          string
 	nameErr       error
+	capErr        error // the capacity New was given is above MaxPermits
 	keys          scripts.SemKeys
 	capacity      string // the capacity New was given, set on first use
 	lease         time.Duration
@@ -49,13 +56,18 @@ type Semaphore struct {
 // none there, and from then on Redis's value wins (SetPermits changes it).
 // A name that cannot be used (empty, longer than MaxNameLength, or unusable
 // on a Cluster) makes every method return redisync.ErrInvalidName without
-// I/O. New panics if c is nil, permits is below 1, or an option is out of
-// range.
+// I/O; a capacity above MaxPermits (often configuration, so data) makes
+// every method return ErrBadCount without I/O. New panics if c is nil,
+// permits is below 1, or an option is out of range.
 func New(c *redisync.Client, name string, permits int, opts ...Option) *Semaphore {
 	e := engine.FromClient(c)
 	nameErr := lockopt.CheckName("semaphore", e, name)
 	if permits < 1 {
 		panic(fmt.Sprintf("semaphore: capacity %d is below 1", permits))
+	}
+	var capErr error
+	if permits > MaxPermits {
+		capErr = fmt.Errorf("semaphore %q: capacity %d is above MaxPermits (%d): %w", name, permits, MaxPermits, ErrBadCount)
 	}
 	var o lockopt.Options
 	for _, opt := range opts {
@@ -65,7 +77,7 @@ func New(c *redisync.Client, name string, permits int, opts ...Option) *Semaphor
 	_, lease, fixed := o.Resolve(e)
 	derive := func(prefix string) string { k, _ := keys.Derived(prefix, name); return k }
 	return &Semaphore{
-		e: e, name: name, nameErr: nameErr,
+		e: e, name: name, nameErr: nameErr, capErr: capErr,
 		capacity: strconv.Itoa(permits),
 		lease:    lease, fixed: fixed, leaseMs: engine.Millis(lease),
 		waiterTimeout: o.WaiterTimeout, waitMs: engine.Millis(o.WaiterTimeout),
@@ -151,8 +163,8 @@ func (s *Semaphore) Capacity(ctx context.Context) (int, error) {
 // until the permits held drop below the new capacity (requests for more than
 // it fail with ErrTooMany).
 func (s *Semaphore) SetPermits(ctx context.Context, n int) error {
-	if n < 0 {
-		return fmt.Errorf("semaphore: SetPermits(%d): %w", n, ErrBadCount)
+	if n < 0 || n > MaxPermits {
+		return fmt.Errorf("semaphore %q: SetPermits(%d) outside 0..MaxPermits (%d): %w", s.name, n, MaxPermits, ErrBadCount)
 	}
 	_, err := s.state(ctx, strconv.Itoa(n), false)
 	return err
@@ -189,6 +201,9 @@ func (s *Semaphore) state(ctx context.Context, set string, holders bool) (script
 	if err := lockopt.Check("semaphore", s.e, s.nameErr, ctx); err != nil {
 		return scripts.SemState{}, err
 	}
+	if s.capErr != nil {
+		return scripts.SemState{}, s.capErr
+	}
 	return scripts.SemReadState(ctx, s.e.RC, &s.keys, s.capacity, set, s.e.Publish, holders)
 }
 
@@ -196,8 +211,11 @@ func (s *Semaphore) check(ctx context.Context, n int) error {
 	if err := lockopt.Check("semaphore", s.e, s.nameErr, ctx); err != nil {
 		return err
 	}
-	if n < 1 {
-		return fmt.Errorf("semaphore: %d permits requested: %w", n, ErrBadCount)
+	if s.capErr != nil {
+		return s.capErr
+	}
+	if n < 1 || n > MaxPermits {
+		return fmt.Errorf("semaphore %q: %d permits requested, outside 1..MaxPermits (%d): %w", s.name, n, MaxPermits, ErrBadCount)
 	}
 	return nil
 }
