@@ -21,7 +21,7 @@ import (
 // them: one Renewed and/or one RenewFailed event per round (per node for
 // redlock), whatever the number of holds or commands in it.
 type renewalCounter struct {
-	mu      sync.Mutex
+	mu       sync.Mutex
 	renewed  map[string]int
 	failed   map[string]int
 	failedAt map[string][]time.Time
