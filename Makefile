@@ -1,12 +1,18 @@
 # Tests run against real redis-server processes (internal/redistest).
-.PHONY: test demo bench compare compare-quick redis-server
+.PHONY: test torture demo bench compare compare-quick redis-server
 
-# The root module, then the redisyncotel module (its own go.mod, so the core
-# keeps no OpenTelemetry dependency).
+# The root module but the fault harness's tier (make torture), then the
+# redisyncotel module (its own go.mod, so the core keeps no OpenTelemetry
+# dependency).
 test: redis-server
 	go vet ./...
-	go test -race -count=1 ./...
+	go test -race -count=1 $$(go list ./... | grep -v '/internal/torture$$')
 	cd redisyncotel && go vet ./... && go test -race -count=1 ./...
+
+# The fault harness's CI tier: every primitive under its scenarios, a few
+# seconds each (about four minutes here). CI runs it after make test.
+torture: redis-server
+	go test -race -count=1 ./internal/torture
 
 demo:
 	go run ./cmd/redisync demo
