@@ -300,3 +300,29 @@ func TestCancelledLockIsNotUndoneBeforeItsAcquireRuns(t *testing.T) {
 	}
 	assert.Zero(t, left, "orphaned on %d nodes: the undo ran before the acquire", left)
 }
+
+// Defect 10 of issue 12 (redlock): transport errors while a Lock waits —
+// connections refused, then reset by a restart — are retried within ctx
+// rather than ending the Lock.
+func TestLockRetriesTransientNodeErrorsWithinCtx(t *testing.T) {
+	ms := startMasters(t, 3)
+	m := New(ms.clients, "transient", WithLease(5*time.Second), WithRestartQuarantine(0))
+	ms.srv[0].Kill()
+	ms.srv[1].Kill()
+	locked := make(chan error, 1)
+	ctx, cancel := context.WithTimeout(bg(), 20*time.Second)
+	defer cancel()
+	go func() { locked <- m.Lock(ctx) }()
+	time.Sleep(300 * time.Millisecond)
+	select {
+	case err := <-locked:
+		t.Fatalf("Lock returned %v while a quorum was down", err)
+	default:
+	}
+	ms.srv[0].Restart()
+	ms.srv[1].Restart()
+	require.NoError(t, <-locked)
+	require.NoError(t, m.Err())
+	require.NoError(t, m.Unlock(bg()))
+	assert.Zero(t, ms.held(t, "transient"))
+}
