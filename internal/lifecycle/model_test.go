@@ -542,10 +542,18 @@ func (r *run) pickHandle(t *rapid.T, ok func(*handle) bool) *handle {
 // lockStep is Lock or TryLock on a handle, with a live, cancelled or
 // expired ctx.
 func (r *run) lockStep(t *rapid.T) {
-	h := r.pickHandle(t, func(h *handle) bool {
+	// One Lock in three goes to a handle that already holds (re-entry,
+	// a default handle's wait, WithNonReentrant's refusal), if any does.
+	again := rapid.IntRange(0, 2).Draw(t, "again") == 0
+	cand := func(h *handle) bool {
 		o, _ := r.outcome(h)
 		return o != oSkip && !(o == oSelf && avoidFor("self", h.lk.kind)) && !(h.sharedOwner && avoid("owner"))
-	})
+	}
+	if again && r.anyHolds(cand) {
+		base := cand
+		cand = func(h *handle) bool { return base(h) && h.count > 0 }
+	}
+	h := r.pickHandle(t, cand)
 	o, from := r.outcome(h)
 	try := rapid.Bool().Draw(t, "try")
 	ck := drawCtx(t)
@@ -634,7 +642,7 @@ func (r *run) unlockStep(t *rapid.T) {
 	})
 	ck := 0
 	if !h.lost && !avoidFor(map[bool]string{true: "multictx", false: "unlockctx"}[h.lk.kind == "multilock"], h.lk.kind) {
-		ck = drawCtx(t)
+		ck = rapid.IntRange(0, 2).Draw(t, "ctx") // the everyday `defer mu.Unlock(ctx)` of a done request
 	}
 	ctx, cancel := ctxOf(ck, liveWait)
 	defer cancel()
@@ -863,6 +871,18 @@ func kindsOf(locks []*lockM) []string {
 		kinds = append(kinds, lk.kind)
 	}
 	return kinds
+}
+
+// anyHolds reports whether a handle that ok accepts holds something.
+func (r *run) anyHolds(ok func(*handle) bool) bool {
+	for _, lk := range r.locks {
+		for _, h := range lk.handles {
+			if h.count > 0 && ok(h) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // holds reports whether the model has a live hold on lk.
