@@ -17,8 +17,9 @@ import (
 // MaxNameLength is the longest lock name accepted, in bytes.
 const MaxNameLength = lockopt.MaxNameLength
 
-// Mutex is a reentrant fair lock. A Mutex value is one owner; see the
-// package doc. All methods are safe for concurrent use.
+// Mutex is a fair distributed lock. Goroutines that share a Mutex exclude
+// each other as they would around a sync.Mutex, unless the handle was made
+// reentrant (see the package doc). All methods are safe for concurrent use.
 type Mutex struct {
 	e             *engine.Engine
 	name          string
@@ -30,6 +31,7 @@ type Mutex struct {
 	nonReentrant  bool
 	waiterTimeout time.Duration
 	waitMs        string
+	gate          *hold.Gate // nil for a reentrant handle
 	hold          *hold.Hold
 }
 
@@ -64,6 +66,9 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 		},
 	}
 	m.channel = m.keys.WaiterChannel(owner)
+	if o.Gated() {
+		m.gate = hold.NewGate(o.NonReentrant)
+	}
 	m.hold = hold.New(hold.Config{
 		Engine:       e,
 		Lease:        lease,
@@ -96,8 +101,10 @@ func (m *Mutex) Owner() string { return m.owner }
 
 // Lock joins the queue and blocks until this handle holds the lock or ctx
 // ends. The lock is granted in the order in which waiters joined the queue.
-// Locking a lock the handle already holds nests at once (unless
-// WithNonReentrant) without queueing.
+// On a handle that is already held, Lock first waits for that hold's Unlock
+// (as sync.Mutex.Lock does; WithNonReentrant: redisync.ErrNonReentrant at
+// once) and only then queues; on a reentrant handle (WithReentrant,
+// WithOwner) it nests at once without queueing.
 //
 // It returns nil, ctx.Err() unwrapped when ctx ends, redisync.ErrClosed,
 // redisync.ErrNonReentrant, or an error from Redis. When it returns an
@@ -111,6 +118,9 @@ func (m *Mutex) Lock(ctx context.Context) error {
 	if err := m.check(ctx); err != nil {
 		return err
 	}
+	if err := m.gate.Enter(ctx); err != nil {
+		return err
+	}
 	err := m.e.Acquire(ctx, m.channel, m.observed(), m.attemptQueued)
 	if err != nil && err != redisync.ErrNonReentrant {
 		// An attempt cut short by ctx may still be joining the queue in
@@ -118,19 +128,28 @@ func (m *Mutex) Lock(ctx context.Context) error {
 		m.hold.Quiesce()
 		m.leave(ctx)
 	}
+	// Only now may the next goroutine sharing the handle queue: the owner's
+	// place has been left, so it cannot inherit this Lock's.
+	m.gate.Acquired(err == nil)
 	return err
 }
 
 // TryLock makes exactly one attempt and never joins the queue: (true, nil)
 // when the lock was free with nobody queued (or this owner is first in the
-// queue, or already holds it), (false, nil) otherwise.
+// queue, or already holds it), (false, nil) otherwise — without I/O when
+// this (non-reentrant) handle is held or being locked by another goroutine.
 func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 	if err := m.check(ctx); err != nil {
 		return false, err
 	}
-	return m.e.TryOnce(ctx, m.observed(), func(ctx context.Context) (bool, time.Duration, error) {
+	if ok, err := m.gate.TryEnter(); !ok {
+		return false, err
+	}
+	ok, err := m.e.TryOnce(ctx, m.observed(), func(ctx context.Context) (bool, time.Duration, error) {
 		return m.hold.Attempt(ctx, m.acquire("0"))
 	})
+	m.gate.Acquired(ok && err == nil)
+	return ok, err
 }
 
 // Unlock releases one hold of this handle. After the last one the lock is
@@ -145,6 +164,9 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	if err := m.check(ctx); err != nil && err != ctx.Err() {
 		return err
 	}
+	// Whatever the release reports, the hold has ended here: let the next
+	// goroutine sharing the handle in.
+	defer m.gate.Exit()
 	return m.hold.Unlock(ctx)
 }
 

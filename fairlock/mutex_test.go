@@ -268,7 +268,7 @@ func TestCancelledLocksLeaveTheQueueEmpty(t *testing.T) {
 func TestReentrantRenewedAndTokened(t *testing.T) {
 	e := setup(t, redisync.WithWatchdogTimeout(300*time.Millisecond))
 	const name = "fair:reentrant"
-	m := New(e.C, name)
+	m := New(e.C, name, WithReentrant())
 	require.NoError(t, m.Lock(bg()))
 	tok := m.Token()
 	require.NotZero(t, tok)

@@ -21,15 +21,30 @@ func WithLease(d time.Duration) Option {
 	return func(o *lockopt.Options) { o.SetLease(d) }
 }
 
+// WithReentrant makes the handle one owner whose every Lock nests: a Lock
+// on a handle that is already held (by any goroutine) returns at once,
+// without queueing, with the hold count one higher and the hold's token;
+// each Lock needs its own Unlock. Goroutines sharing such a handle do not
+// exclude each other. New panics if it is combined with WithNonReentrant.
+// Default: off — a Lock on a held handle waits for its Unlock, as
+// sync.Mutex.Lock does (see the package doc).
+func WithReentrant() Option {
+	return func(o *lockopt.Options) { o.Reentrant = true }
+}
+
 // WithOwner sets the owner id instead of drawing a fresh one, so another
-// process can resume or release a hold by its id. New panics if id is empty.
-// Default: "<client id>:<sequence>".
+// process can resume or release a hold by its id. It implies WithReentrant:
+// handles with the same owner id are one owner and nest into its hold. New
+// panics if id is empty. Default: "<client id>:<sequence>".
 func WithOwner(id string) Option {
 	return func(o *lockopt.Options) { o.SetOwner(id) }
 }
 
-// WithNonReentrant makes a second Lock by the holder fail with
-// redisync.ErrNonReentrant instead of nesting. Default: reentrant.
+// WithNonReentrant makes a Lock or TryLock on a handle that is already held
+// (or whose Lock is in progress in another goroutine) return
+// redisync.ErrNonReentrant at once instead of waiting; with WithOwner, a
+// Lock while the owner id holds the lock does. New panics if it is combined
+// with WithReentrant. Default: off (the Lock waits).
 func WithNonReentrant() Option {
 	return func(o *lockopt.Options) { o.NonReentrant = true }
 }

@@ -17,8 +17,10 @@ import (
 // sent with every command and is part of every wake-up channel.
 const MaxNameLength = lockopt.MaxNameLength
 
-// Mutex is a reentrant distributed lock. A Mutex value is one owner; see the
-// package doc. All methods are safe for concurrent use.
+// Mutex is a distributed lock. Goroutines that share a Mutex exclude each
+// other as they would around a sync.Mutex, unless the handle was made
+// reentrant (see the package doc's Ownership section). All methods are safe
+// for concurrent use.
 type Mutex struct {
 	e            *engine.Engine
 	name         string
@@ -27,6 +29,7 @@ type Mutex struct {
 	owner        string
 	leaseMs      string
 	nonReentrant bool
+	gate         *hold.Gate // nil for a reentrant handle
 	hold         *hold.Hold
 }
 
@@ -52,6 +55,9 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 		e: e, name: name, nameErr: nameErr, owner: owner, nonReentrant: o.NonReentrant,
 		leaseMs: engine.Millis(lease),
 		keys:    scripts.LockKeys{Lock: name, Channel: channel, Token: token},
+	}
+	if o.Gated() {
+		m.gate = hold.NewGate(o.NonReentrant)
 	}
 	m.hold = hold.New(hold.Config{
 		Engine:       e,
@@ -98,9 +104,11 @@ func (m *Mutex) Name() string { return m.name }
 // Owner returns the owner id this handle locks as.
 func (m *Mutex) Owner() string { return m.owner }
 
-// Lock blocks until the lock is held by this handle or ctx ends. Locking a
-// lock the handle already holds nests (unless WithNonReentrant): each Lock
-// needs its own Unlock, and the hold keeps its token.
+// Lock blocks until the lock is held by this handle or ctx ends. On a handle
+// that is already held it waits for that hold's Unlock, as sync.Mutex.Lock
+// does (WithNonReentrant: returns redisync.ErrNonReentrant at once); on a
+// reentrant handle (WithReentrant, WithOwner) it nests: each Lock needs its
+// own Unlock, and the hold keeps its token.
 //
 // It returns nil, ctx.Err() unwrapped when ctx ends (nothing is left held),
 // redisync.ErrClosed, redisync.ErrNonReentrant, or an error from Redis.
@@ -109,16 +117,28 @@ func (m *Mutex) Lock(ctx context.Context) error {
 	if err := m.check(ctx); err != nil {
 		return err
 	}
-	return m.e.Acquire(ctx, m.keys.Channel, m.observed(), m.attempt)
+	if err := m.gate.Enter(ctx); err != nil {
+		return err
+	}
+	err := m.e.Acquire(ctx, m.keys.Channel, m.observed(), m.attempt)
+	m.gate.Acquired(err == nil)
+	return err
 }
 
 // TryLock makes exactly one attempt: (true, nil) when the handle now holds
-// the lock, (false, nil) when another owner holds it. Errors are as Lock's.
+// the lock, (false, nil) when another owner holds it or, without I/O, when
+// this (non-reentrant) handle is held or being locked by another goroutine.
+// Errors are as Lock's.
 func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 	if err := m.check(ctx); err != nil {
 		return false, err
 	}
-	return m.e.TryOnce(ctx, m.observed(), m.attempt)
+	if ok, err := m.gate.TryEnter(); !ok {
+		return false, err
+	}
+	ok, err := m.e.TryOnce(ctx, m.observed(), m.attempt)
+	m.gate.Acquired(ok && err == nil)
+	return ok, err
 }
 
 // Unlock releases one hold of this handle. After the last one the lock is
@@ -139,6 +159,9 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	if err := m.check(ctx); err != nil && err != ctx.Err() {
 		return err
 	}
+	// Whatever the release reports, the hold has ended here: let the next
+	// goroutine sharing the handle in.
+	defer m.gate.Exit()
 	return m.hold.Unlock(ctx)
 }
 

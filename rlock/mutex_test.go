@@ -67,7 +67,7 @@ func TestReentrantHoldsCountReleaseAndPublish(t *testing.T) {
 	e := setup(t)
 	const name = "mutex:reentrant"
 	msgs := e.Subscribe(t, "redisson_lock__channel:{"+name+"}", false)
-	m := New(e.C, name, WithLease(5*time.Second))
+	m := New(e.C, name, WithLease(5*time.Second), WithReentrant())
 	for range 3 {
 		require.NoError(t, m.Lock(bg()))
 	}

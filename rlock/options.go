@@ -17,16 +17,32 @@ func WithLease(d time.Duration) Option {
 	return func(o *lockopt.Options) { o.SetLease(d) }
 }
 
+// WithReentrant makes the handle one owner whose every Lock nests, as
+// Redisson's RLock does: a Lock on a handle that is already held (by any
+// goroutine) returns at once with the hold count one higher, keeps the
+// hold's token, and needs its own Unlock. Goroutines sharing such a handle do
+// not exclude each other; give each its own handle. New panics if it is
+// combined with WithNonReentrant. Default: off — a Lock on a held handle
+// waits for its Unlock, as sync.Mutex.Lock does (see the package doc).
+func WithReentrant() Option {
+	return func(o *lockopt.Options) { o.Reentrant = true }
+}
+
 // WithOwner sets the owner id instead of drawing a fresh one, so another
-// process (or a later run) can resume or release a hold by its id. Handles
-// with the same owner id are the same owner: they re-enter each other's holds.
-// New panics if id is empty. Default: "<client id>:<sequence>".
+// process (or a later run) can resume or release a hold by its id. It
+// implies WithReentrant: handles with the same owner id are the same owner,
+// each Lock of any of them nests into the owner's hold and each Unlock
+// releases one. New panics if id is empty. Default: "<client id>:<sequence>".
 func WithOwner(id string) Option {
 	return func(o *lockopt.Options) { o.SetOwner(id) }
 }
 
-// WithNonReentrant makes a second Lock by the holder fail with
-// redisync.ErrNonReentrant instead of nesting. Default: reentrant.
+// WithNonReentrant makes a Lock or TryLock on a handle that is already held
+// (or whose Lock is in progress in another goroutine) return
+// redisync.ErrNonReentrant at once instead of waiting. With WithOwner, it
+// is the owner that must not hold the lock: a Lock while any handle of the
+// owner id holds it returns ErrNonReentrant. New panics if it is combined
+// with WithReentrant. Default: off (the Lock waits).
 func WithNonReentrant() Option {
 	return func(o *lockopt.Options) { o.NonReentrant = true }
 }

@@ -21,15 +21,32 @@ func WithLease(d time.Duration) Option {
 	return func(o *lockopt.Options) { o.SetLease(d) }
 }
 
-// WithOwner sets the owner id instead of drawing a fresh one. New panics if
-// id is empty. Default: "<client id>:<sequence>".
+// WithReentrant makes the handle one owner whose Locks nest, as Redisson's
+// RReadWriteLock does: a Lock (or RLock) on a side the handle already holds
+// returns at once with that side's count one higher, the write holder may
+// take read holds (releasing the write hold then downgrades the lock), and a
+// Lock by a handle that only reads returns ErrUpgrade at once. Goroutines
+// sharing such a handle do not exclude each other. New panics if it is
+// combined with WithNonReentrant. Default: off — the handle behaves like a
+// sync.RWMutex shared by its goroutines (see the package doc).
+func WithReentrant() Option {
+	return func(o *lockopt.Options) { o.Reentrant = true }
+}
+
+// WithOwner sets the owner id instead of drawing a fresh one. It implies
+// WithReentrant: handles with the same owner id are one owner and nest into
+// its holds. New panics if id is empty. Default: "<client id>:<sequence>".
 func WithOwner(id string) Option {
 	return func(o *lockopt.Options) { o.SetOwner(id) }
 }
 
-// WithNonReentrant makes a second Lock (or RLock) by a holder of the same
-// side fail with redisync.ErrNonReentrant instead of nesting. A writer may
-// still take read holds. Default: reentrant.
+// WithNonReentrant makes a Lock, TryLock, RLock or TryRLock that would wait
+// for a hold of this same handle return redisync.ErrNonReentrant at once:
+// a Lock while the handle holds (or is taking) either side, an RLock while
+// it writes, and a second RLock while it reads (one read hold per handle).
+// With WithOwner, it is the owner id's holds that count, and the writer may
+// still take read holds. New panics if it is combined with WithReentrant.
+// Default: off (such calls wait).
 func WithNonReentrant() Option {
 	return func(o *lockopt.Options) { o.NonReentrant = true }
 }

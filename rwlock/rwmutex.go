@@ -25,9 +25,10 @@ const MaxNameLength = lockopt.MaxNameLength
 // may take read holds, and releasing the write hold then downgrades it.)
 var ErrUpgrade = errors.New("rwlock: read-to-write upgrade would wait for itself: release the read holds first")
 
-// RWMutex is a reentrant distributed read-write lock. An RWMutex value is
-// one owner with a read side and a write side; see the package doc. All
-// methods are safe for concurrent use.
+// RWMutex is a distributed read-write lock with a read side and a write
+// side. Goroutines that share an RWMutex exclude each other as they would
+// around a sync.RWMutex, unless the handle was made reentrant (see the
+// package doc). All methods are safe for concurrent use.
 type RWMutex struct {
 	e             *engine.Engine
 	name          string
@@ -39,6 +40,7 @@ type RWMutex struct {
 	waiterTimeout time.Duration
 	waitMs        string
 	read, write   *hold.Hold
+	rgate, wgate  *hold.Gate // nil for a reentrant handle
 }
 
 // New returns a read-write lock named name on c. It does no I/O.
@@ -99,6 +101,9 @@ func New(c *redisync.Client, name string, opts ...Option) *RWMutex {
 	rw.write = side("rwlock.write", func(ctx context.Context, a scripts.ReleaseArgs) (scripts.Released, error) {
 		return scripts.RWWriteRelease(ctx, e.RC, &rw.keys, rw.leaseMs, a.Expected, e.Publish)
 	}, scripts.RenewItem{Key: name, Owner: rw.keys.WriteField})
+	if o.Gated() {
+		rw.wgate, rw.rgate = hold.NewRWGate(o.NonReentrant)
+	}
 	return rw
 }
 
@@ -114,10 +119,12 @@ func (rw *RWMutex) Name() string { return rw.name }
 func (rw *RWMutex) Owner() string { return rw.keys.Owner }
 
 // Lock blocks until this handle holds the write lock or ctx ends. The write
-// lock excludes every reader and every other writer. It nests when the
-// handle already holds it. It returns ErrUpgrade at once when the handle
-// holds read holds but not the write hold; otherwise errors are as
-// rlock.Mutex.Lock's. Under writer preference, a Lock that fails has
+// lock excludes every reader and every other writer. While this handle reads
+// or writes, Lock first waits for those holds to be released, as
+// sync.RWMutex.Lock does (WithNonReentrant: redisync.ErrNonReentrant at
+// once). On a reentrant handle it nests when the handle already holds the
+// write lock, and returns ErrUpgrade at once when the handle holds read
+// holds but not the write hold. Otherwise errors are as rlock.Mutex.Lock's. Under writer preference, a Lock that fails has
 // withdrawn its claim before it returns; when its last attempt is still in
 // flight as ctx ends, that waits for the attempt's reply (one round trip).
 // Lock panics on a nil ctx.
@@ -125,6 +132,15 @@ func (rw *RWMutex) Lock(ctx context.Context) error {
 	if err := rw.check(ctx); err != nil {
 		return err
 	}
+	if err := rw.wgate.Enter(ctx); err != nil {
+		return err
+	}
+	err := rw.lock(ctx)
+	rw.wgate.Acquired(err == nil)
+	return err
+}
+
+func (rw *RWMutex) lock(ctx context.Context) error {
 	if err := rw.upgradeCheck(); err != nil {
 		return err
 	}
@@ -141,11 +157,21 @@ func (rw *RWMutex) Lock(ctx context.Context) error {
 }
 
 // TryLock makes exactly one attempt at the write lock: (false, nil) when it
-// is busy. It never registers as a waiting writer.
+// is busy — without I/O when this (non-reentrant) handle reads or writes.
+// It never registers as a waiting writer.
 func (rw *RWMutex) TryLock(ctx context.Context) (bool, error) {
 	if err := rw.check(ctx); err != nil {
 		return false, err
 	}
+	if ok, err := rw.wgate.TryEnter(); !ok {
+		return false, err
+	}
+	ok, err := rw.tryLock(ctx)
+	rw.wgate.Acquired(ok && err == nil)
+	return ok, err
+}
+
+func (rw *RWMutex) tryLock(ctx context.Context) (bool, error) {
 	if err := rw.upgradeCheck(); err != nil {
 		return false, err
 	}
@@ -161,27 +187,42 @@ func (rw *RWMutex) Unlock(ctx context.Context) error {
 	if err := rw.check(ctx); err != nil && err != ctx.Err() {
 		return err
 	}
+	defer rw.wgate.Exit() // the write hold has ended here, whatever the release reports
 	return rw.write.Unlock(ctx)
 }
 
 // RLock blocks until this handle holds a read hold or ctx ends. Readers
 // share the lock; a read waits while another owner holds the write lock (and,
 // under writer preference, while a writer waits, unless this handle already
-// reads). The write holder may take read holds. Errors are as
+// reads). Goroutines sharing the handle read together, each RLock adding one
+// to the handle's read hold count; while the handle writes, or a Lock on it
+// waits, RLock first waits for that, as sync.RWMutex.RLock does. On a
+// reentrant handle the write holder may take read holds. Errors are as
 // rlock.Mutex.Lock's. RLock panics on a nil ctx.
 func (rw *RWMutex) RLock(ctx context.Context) error {
 	if err := rw.check(ctx); err != nil {
 		return err
 	}
-	return rw.e.Acquire(ctx, rw.keys.Channel, rw.observed("rwlock.read"), rw.attemptRead)
+	if err := rw.rgate.Enter(ctx); err != nil {
+		return err
+	}
+	err := rw.e.Acquire(ctx, rw.keys.Channel, rw.observed("rwlock.read"), rw.attemptRead)
+	rw.rgate.Acquired(err == nil)
+	return err
 }
 
-// TryRLock makes exactly one attempt at a read hold: (false, nil) when busy.
+// TryRLock makes exactly one attempt at a read hold: (false, nil) when busy
+// — without I/O when this (non-reentrant) handle writes.
 func (rw *RWMutex) TryRLock(ctx context.Context) (bool, error) {
 	if err := rw.check(ctx); err != nil {
 		return false, err
 	}
-	return rw.e.TryOnce(ctx, rw.observed("rwlock.read"), rw.attemptRead)
+	if ok, err := rw.rgate.TryEnter(); !ok {
+		return false, err
+	}
+	ok, err := rw.e.TryOnce(ctx, rw.observed("rwlock.read"), rw.attemptRead)
+	rw.rgate.Acquired(ok && err == nil)
+	return ok, err
 }
 
 // RUnlock releases one read hold. When no live read hold and no writer is
@@ -192,6 +233,7 @@ func (rw *RWMutex) RUnlock(ctx context.Context) error {
 	if err := rw.check(ctx); err != nil && err != ctx.Err() {
 		return err
 	}
+	defer rw.rgate.Exit() // one read hold has ended here, whatever the release reports
 	return rw.read.Unlock(ctx)
 }
 

@@ -28,6 +28,7 @@ const DefaultWaiterTimeout = 5 * time.Second
 type Options struct {
 	Lease            time.Duration // 0: watchdog mode
 	Owner            string        // "": drawn from the Client
+	Reentrant        bool          // WithReentrant: every Lock of the handle nests
 	NonReentrant     bool
 	WaiterTimeout    time.Duration // 0: DefaultWaiterTimeout
 	WriterPreference bool
@@ -55,10 +56,20 @@ func (o *Options) Validate(pkg string) {
 	if o.waiterTimeoutSet && o.WaiterTimeout < 10*MinDuration {
 		panic(fmt.Sprintf("%s: waiter timeout %v is below the minimum %v", pkg, o.WaiterTimeout, 10*MinDuration))
 	}
+	if o.Reentrant && o.NonReentrant {
+		panic(pkg + ": WithReentrant and WithNonReentrant contradict each other")
+	}
 	if o.WaiterTimeout == 0 {
 		o.WaiterTimeout = DefaultWaiterTimeout
 	}
 }
+
+// Gated reports whether the handle has a local gate (see hold.Gate): by
+// default it has, so goroutines sharing it exclude each other. A handle that
+// asked for re-entry has none, and neither has one with an explicit owner
+// id: an owner id shared by several handles (or processes) is owner
+// semantics, where every Lock of that owner nests.
+func (o *Options) Gated() bool { return !o.Reentrant && !o.ownerSet }
 
 // Resolve applies the options' defaults for engine e: the owner id, and the
 // lease with whether it is fixed (no renewal).
