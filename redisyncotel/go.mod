@@ -2,10 +2,8 @@ module github.com/redisync/redisync/redisyncotel
 
 go 1.26.0
 
-replace github.com/redisync/redisync => ../
-
 require (
-	github.com/redisync/redisync v0.0.0
+	github.com/redisync/redisync v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
