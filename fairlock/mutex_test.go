@@ -85,7 +85,7 @@ func TestWaitersAreGrantedInArrivalOrder(t *testing.T) {
 func TestOnlyTheHeadIsWokenOnRelease(t *testing.T) {
 	e := setup(t, redisync.WithMaxPoll(30*time.Second))
 	const name = "fair:head"
-	msgs := e.Subscribe(t, "redisync_fair_channel:{"+name+"}:*", true)
+	msgs := e.Subscribe(t, "redisync_fair_channel:{"+name+"}:"+name+":*", true)
 	holder := New(e.C, name)
 	require.NoError(t, holder.Lock(bg()))
 
@@ -99,7 +99,7 @@ func TestOnlyTheHeadIsWokenOnRelease(t *testing.T) {
 			results <- i
 		}()
 		eventually(t, 5*time.Second, func() bool { return queueLen(t, e, holder) == i+1 }, "waiter queued")
-		e.WaitSubscribed(t, "redisync_fair_channel:{"+name+"}:"+m.Owner())
+		e.WaitSubscribed(t, "redisync_fair_channel:{"+name+"}:"+name+":"+m.Owner())
 	}
 	released := time.Now()
 	require.NoError(t, holder.Unlock(bg()))
@@ -112,7 +112,7 @@ func TestOnlyTheHeadIsWokenOnRelease(t *testing.T) {
 	}
 	select {
 	case m := <-msgs:
-		assert.Equal(t, "redisync_fair_channel:{"+name+"}:"+handles[0].Owner()+"|0", m)
+		assert.Equal(t, "redisync_fair_channel:{"+name+"}:"+name+":"+handles[0].Owner()+"|0", m)
 	case <-time.After(time.Second):
 		t.Fatal("no wake-up published")
 	}

@@ -263,7 +263,7 @@ func TestWriterPreferenceStopsReaderStarvation(t *testing.T) {
 	t.Logf("writer got in after %v, %d reads", time.Since(start), reads.Load())
 	require.NoError(t, err, "writer starved by readers")
 	assert.Equal(t, "write", hash(t, e, name)["mode"])
-	assert.False(t, e.Exists(t, "redisync_rwlock_writers:{"+name+"}"), "granted writer withdrew its claim")
+	assert.False(t, e.Exists(t, "redisync_rwlock_writers:{"+name+"}:"+name), "granted writer withdrew its claim")
 	require.NoError(t, writer.Unlock(bg()))
 	cancel()
 	wg.Wait()

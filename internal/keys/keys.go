@@ -6,6 +6,50 @@
 // of the primitive's main key (the raw name), so derived names are built from the
 // effective hash tag exactly as Redis computes it — not by "contains '{'", which
 // is Redisson's shortcut and breaks for names such as "a{b" or "{}".
+//
+// # Our derived names encode the whole name
+//
+// A key of ours for name N is
+//
+//	prefix + ":{" + H + "}:" + N
+//
+// where H, the slot string, is N's effective hash tag when N has one, N itself
+// when N has none and contains no '}', and "" otherwise (such a name hashes as
+// a whole string, and no tag could reproduce that: it works on a single server
+// only, and CheckName refuses it on a Cluster).
+//
+// The map N -> key is injective for a fixed prefix, and keys of different
+// prefixes never meet: H never contains '}' (a tag ends at the first '}'; the
+// whole name is used only when it has none), so in any key the first '}'
+// after prefix + ":{" closes H, and N is exactly what follows the "}:" after
+// it. The name is read back from the key, so two names cannot share one. The
+// prefixes contain neither ':' nor '{', so the prefix is what precedes the
+// first ':' and keys of different prefixes differ there. Slot: the key's
+// first '{' is the one after the prefix, and H (non-empty, without '}') is its
+// tag; H is N's tag or N itself, so key and name hash alike. (FuzzDerived and
+// TestDerivedIsInjective check both.)
+//
+// Until this layout, our keys were Redisson-style, prefix + ":{N}" for an
+// untagged name and prefix + ":" + N for a tagged one, so "x" and "{x}" shared
+// every key (one fair queue, one semaphore pool). Keys in the old form are not
+// read: a rolling deploy mixing versions on one name sees two independent
+// sets of queues, pools and tokens, so run one version per name (or drain
+// the old one: every such key carries a TTL and vanishes with its users; a
+// semaphore's old holders and permits last one lease). Layouts are not
+// versioned yet.
+//
+// # Redisson's names keep Redisson's rule
+//
+// The rlock channel "redisson_lock__channel" and the rwlock channel
+// "redisson_rwlock" are Redisson's, and a Go and a Java client waiting on one
+// lock must hear each other, so they follow Redisson's rule:
+// prefix + ":{N}" when N has no tag, prefix + ":" + N when it has one (with the
+// effective tag in place of Redisson's "contains '{'" shortcut). That rule is
+// ambiguous, in Redisson too: "x" and "{x}" get one channel. Sharing a channel
+// costs only spurious wake-ups (waiters re-check and wait again); no lock state
+// lives in a channel. The rwlock's per-read-hold timeout keys are Redisson's
+// too ("{N}:<owner>:rwlock_timeout:<n>", see Tagged), with the same ambiguity;
+// there the owner id, unique per handle, keeps two locks apart.
 package keys
 
 import "strings"
@@ -29,6 +73,21 @@ const (
 	RedlockTokenPrefix  = "redisync_redlock_token"
 )
 
+// OwnPrefix starts every key and channel name this library defines (but not
+// Redisson's): a lock name starting with it could be one of our keys, so
+// Reserved refuses it.
+const OwnPrefix = "redisync_"
+
+// RWTimeoutMarker is the part of Redisson's rwlock timeout key names that
+// tells them apart: "{N}:<owner>:rwlock_timeout:<n>". A lock name containing
+// it could be another lock's read hold.
+const RWTimeoutMarker = ":rwlock_timeout:"
+
+// redisson lists the prefixes whose names Redisson defines.
+func redisson(prefix string) bool {
+	return prefix == LockChannelPrefix || prefix == RWChannelPrefix
+}
+
 // HashTag returns the effective hash tag of key and whether it has one.
 func HashTag(key string) (string, bool) {
 	open := strings.IndexByte(key, '{')
@@ -42,20 +101,54 @@ func HashTag(key string) (string, bool) {
 	return key[open+1 : open+1+end], true
 }
 
-// Derived returns prefix + ":" + a form of name that hashes to the same slot
-// as name itself. ok is false when no such form exists: the name has no
-// effective hash tag but contains '}' (for example "{}" or "x}"), so no tag can
-// reproduce its whole-string hash. Such names work on a single server but not
-// on a Redis Cluster.
-//
-// The result equals Redisson's naming whenever Redisson's naming is correct:
-// "prefix:name" when name has a tag, "prefix:{name}" otherwise.
+// Derived returns the key or channel name for prefix and name, in name's
+// hash slot. For our prefixes it is prefix + ":{" + H + "}:" + name (see the
+// package doc: injective in name); for Redisson's (LockChannelPrefix,
+// RWChannelPrefix) it is Redisson's name. ok is false when no name in the
+// slot exists: name has no effective hash tag but contains '}' (for example
+// "{}" or "x}"). Such names work on a single server but not on a Redis
+// Cluster.
 func Derived(prefix, name string) (derived string, ok bool) {
+	if redisson(prefix) {
+		return redissonDerived(prefix, name)
+	}
+	slot, ok := slotString(name)
+	return prefix + ":{" + slot + "}:" + name, ok
+}
+
+// slotString returns H of the package doc, and false when it is "" because
+// the name cannot share a slot with any other key.
+func slotString(name string) (string, bool) {
+	if tag, tagged := HashTag(name); tagged {
+		return tag, true
+	}
+	if strings.Contains(name, "}") {
+		return "", false
+	}
+	return name, true
+}
+
+// redissonDerived is Redisson's prefixName: "prefix:name" when name has a
+// tag, "prefix:{name}" otherwise.
+func redissonDerived(prefix, name string) (string, bool) {
 	if _, tagged := HashTag(name); tagged {
 		return prefix + ":" + name, true
 	}
-	derived = prefix + ":{" + name + "}"
-	return derived, !strings.Contains(name, "}")
+	return prefix + ":{" + name + "}", !strings.Contains(name, "}")
+}
+
+// Reserved returns why name could alias a key or channel this library
+// derives for another name, or "" when it cannot: our own keys all start
+// with OwnPrefix, and Redisson's rwlock timeout keys contain RWTimeoutMarker.
+// (Redisson's channels live in pub/sub's namespace, not the keyspace.)
+func Reserved(name string) string {
+	switch {
+	case strings.HasPrefix(name, OwnPrefix):
+		return "starts with " + OwnPrefix + ", the prefix of redisync's own keys"
+	case strings.Contains(name, RWTimeoutMarker):
+		return "contains " + RWTimeoutMarker + ", the mark of a read-write lock's read-hold keys"
+	}
+	return ""
 }
 
 // Slot returns the Redis Cluster hash slot of key (CRC16/XMODEM of the

@@ -1,9 +1,12 @@
 package keys
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 )
 
 func TestHashTagFollowsRedisRules(t *testing.T) {
@@ -42,11 +45,120 @@ func TestDerivedSharesTheSlotOfTheName(t *testing.T) {
 	}
 }
 
-func TestDerivedMatchesRedissonWhereRedissonIsRight(t *testing.T) {
-	d, _ := Derived(LockChannelPrefix, "orders:42")
-	assert.Equal(t, "redisson_lock__channel:{orders:42}", d)
-	d, _ = Derived(LockChannelPrefix, "{x}y")
-	assert.Equal(t, "redisson_lock__channel:{x}y", d)
+func TestRedissonChannelsFollowRedisson(t *testing.T) {
+	for _, prefix := range []string{LockChannelPrefix, RWChannelPrefix} {
+		d, _ := Derived(prefix, "orders:42")
+		assert.Equal(t, prefix+":{orders:42}", d)
+		d, _ = Derived(prefix, "{x}y")
+		assert.Equal(t, prefix+":{x}y", d)
+		// Redisson's own ambiguity, kept for interop: "x" and "{x}" share it.
+		a, _ := Derived(prefix, "x")
+		b, _ := Derived(prefix, "{x}")
+		assert.Equal(t, a, b)
+	}
+}
+
+func TestOwnKeysEncodeTheWholeName(t *testing.T) {
+	cases := []struct{ name, key string }{
+		{"x", "redisync_fair_queue:{x}:x"},
+		{"{x}", "redisync_fair_queue:{x}:{x}"},
+		{"{x}y", "redisync_fair_queue:{x}:{x}y"},
+		{"a{b", "redisync_fair_queue:{a{b}:a{b"},
+		{"{}", "redisync_fair_queue:{}:{}"},
+		{"x}", "redisync_fair_queue:{}:x}"},
+	}
+	for _, c := range cases {
+		d, _ := Derived(FairQueuePrefix, c.name)
+		assert.Equal(t, c.key, d, c.name)
+	}
+}
+
+// The collision that a plain "prefix:{H}:name" with H = name for every
+// untagged name would have: a tag may contain '{', and an untagged name
+// '}'. Such names must not meet.
+func TestDerivedSeparatesNamesThatLookAlike(t *testing.T) {
+	pairs := [][2]string{
+		{"x", "{x}"},
+		{"x{}:{x{", "{x{}:x{}:{x{"},
+		{"a}:b", "b}:a}:b"},
+		{"{}", "}{"},
+	}
+	for _, p := range pairs {
+		a, _ := Derived(SemPermitsPrefix, p[0])
+		b, _ := Derived(SemPermitsPrefix, p[1])
+		assert.NotEqual(t, a, b, "%q and %q", p[0], p[1])
+	}
+}
+
+// nameOf reads the name back from one of our derived keys, the inverse the
+// package doc's proof describes; ok is false when key is not prefix's.
+func nameOf(prefix, key string) (string, bool) {
+	rest, ok := strings.CutPrefix(key, prefix+":{")
+	if !ok {
+		return "", false
+	}
+	end := strings.IndexByte(rest, '}')
+	if end < 0 || !strings.HasPrefix(rest[end:], "}:") {
+		return "", false
+	}
+	return rest[end+2:], true
+}
+
+// names draws names from an alphabet of the characters that matter to hash
+// tags and to our separators, so collisions would be found if they existed.
+func names() *rapid.Generator[string] {
+	return rapid.StringOfN(rapid.SampledFrom([]rune{'{', '}', ':', 'x', 'y', '_'}), 1, 12, -1)
+}
+
+func TestDerivedIsInjective(t *testing.T) {
+	own := []string{LockTokenPrefix, FairQueuePrefix, FairHeartbeatPrefix, FairChannelPrefix, RWWritersPrefix,
+		SemHoldersPrefix, SemPermitsPrefix, SemQueuePrefix, SemHeartbeatPrefix, SemChannelPrefix, RedlockTokenPrefix}
+	rapid.Check(t, func(t *rapid.T) {
+		a, b := names().Draw(t, "a"), names().Draw(t, "b")
+		pa, pb := rapid.SampledFrom(own).Draw(t, "pa"), rapid.SampledFrom(own).Draw(t, "pb")
+		ka, okA := Derived(pa, a)
+		kb, _ := Derived(pb, b)
+		if (a != b || pa != pb) && ka == kb {
+			t.Fatalf("%s(%q) and %s(%q) share key %q", pa, a, pb, b, ka)
+		}
+		back, ok := nameOf(pa, ka)
+		if !ok || back != a {
+			t.Fatalf("key %q does not give back %q (got %q)", ka, a, back)
+		}
+		if okA && Slot(ka) != Slot(a) {
+			t.Fatalf("key %q is not in the slot of %q", ka, a)
+		}
+		if Reserved(ka) == "" {
+			t.Fatalf("key %q is not reserved: a lock could be named after it", ka)
+		}
+	})
+}
+
+func TestReservedRefusesNamesOfInternalKeys(t *testing.T) {
+	for _, name := range []string{"redisync_sem_permits:{s}", "redisync_lock_token:{x}", "redisync_",
+		"{x}:owner:rwlock_timeout:1"} {
+		assert.NotEmpty(t, Reserved(name), name)
+	}
+	for _, name := range []string{"orders:42", "redisync", "redisson_lock__channel:{x}", "rwlock_timeout"} {
+		assert.Empty(t, Reserved(name), name)
+	}
+}
+
+func FuzzDerived(f *testing.F) {
+	for _, s := range []string{"x", "{x}", "a{b", "{}", "x}", "{{x}}", "x{}:{x{"} {
+		f.Add(s, "{"+s+"}")
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if a == "" || b == "" {
+			return
+		}
+		ka, okA := Derived(SemHoldersPrefix, a)
+		kb, _ := Derived(SemHoldersPrefix, b)
+		require.Equal(t, a == b, ka == kb, "%q %q", a, b)
+		if okA {
+			require.Equal(t, Slot(a), Slot(ka), a)
+		}
+	})
 }
 
 func TestDerivedReportsNamesThatCannotShareASlot(t *testing.T) {

@@ -286,7 +286,7 @@ func (e *env) newRun(t *rapid.T) *run {
 		w.peer, rd.peer = rd, w
 	}
 
-	lk = add("semaphore", "sem", "redisync_sem_holders:{sem}", "redisync_sem_permits:{sem}")
+	lk = add("semaphore", "sem", "redisync_sem_holders:{sem}:sem", "redisync_sem_permits:{sem}:sem")
 	sem := semaphore.New(c, "sem", semCap)
 	for i := range 3 {
 		reg(lk, &handle{label: fmt.Sprintf("sem/p%d", i+1), side: permit, sem: sem, layout: "semaphore", leases: 1})
@@ -1238,7 +1238,7 @@ func (r *run) lockState(lk *lockM) error {
 			}
 		}
 		if lk.kind == "fairlock" {
-			return r.absent(0, "redisync_fair_queue:{f}", "redisync_fair_heartbeat:{f}")
+			return r.absent(0, "redisync_fair_queue:{f}:f", "redisync_fair_heartbeat:{f}:f")
 		}
 	case "rwlock":
 		want, extra := map[string]int64{}, map[string]string{}
@@ -1270,7 +1270,7 @@ func (r *run) lockState(lk *lockM) error {
 				return fmt.Errorf("%s: %d read hold(s) in the model, timeout keys %v (%v)", h.label, h.count, tk, err)
 			}
 		}
-		return r.absent(0, "redisync_rwlock_writers:{rw}")
+		return r.absent(0, "redisync_rwlock_writers:{rw}:rw")
 	case "multilock":
 		if lk.uncertain() {
 			return nil
@@ -1288,7 +1288,7 @@ func (r *run) lockState(lk *lockM) error {
 				return err
 			}
 		}
-		return r.absent(0, "redisync_fair_queue:{m}:b", "redisync_fair_heartbeat:{m}:b")
+		return r.absent(0, "redisync_fair_queue:{m}:{m}:b", "redisync_fair_heartbeat:{m}:{m}:b")
 	case "semaphore":
 		s := lk.handles[0].sem
 		used, ids := 0, []string{}
@@ -1315,7 +1315,7 @@ func (r *run) lockState(lk *lockM) error {
 		if fmt.Sprint(got) != fmt.Sprint(ids) {
 			return fmt.Errorf("semaphore: holders %v, the model %v", got, ids)
 		}
-		return r.absent(0, "redisync_sem_queue:{sem}", "redisync_sem_heartbeat:{sem}")
+		return r.absent(0, "redisync_sem_queue:{sem}:sem", "redisync_sem_heartbeat:{sem}:sem")
 	case "redlock":
 		if !r.holds(lk) {
 			for i := range 3 {
