@@ -17,10 +17,12 @@ import (
 const redacted = "***"
 
 // userinfo matches the user info of a URL ("scheme://user:password@").
-// User info ends at the first '@' before the host; '/', whitespace and quotes
-// cannot be part of it, so the match never runs past the URL into the text
-// around it.
-var userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.\-]*://)[^/\s@"'<>]*@`)
+// User info ends at the first '@' before the host; '/', whitespace, quotes
+// and brackets cannot be part of it (RFC 3986), so the match never runs past
+// the URL into the text around it, nor takes the "[user:password@]" of a
+// synopsis for a credential. A password with such characters is still
+// caught: it is a registered secret (see addSecret).
+var userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.\-]*://)[^/\s@"'<>\[\]]*@`)
 
 // minSecretLen is the shortest literal secret replaced wherever it occurs: a
 // one- or two-letter password would black out ordinary words.

@@ -300,4 +300,6 @@ func TestVersionAndHostPort(t *testing.T) {
 		assert.Contains(t, r.stdout, "exit statuses", "%v", args)
 		assert.Contains(t, r.stdout, "75", "%v", args)
 	}
+	r = cli(t, e, "", "run", "--help")
+	assert.Contains(t, r.stdout, "redis://[user:password@]host", "the synopsis of a URL is not taken for a credential")
 }

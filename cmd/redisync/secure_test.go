@@ -68,6 +68,7 @@ func TestNoOutputCarriesThePassword(t *testing.T) {
 		{"unlock, unreachable", nil, []string{"unlock", "--force", "--yes", "--redis", down, "x"}},
 		{"bad port", nil, []string{"inspect", "--redis", "redis://u:" + secret + "@127.0.0.1:notaport", "x"}},
 		{"malformed URL", nil, []string{"inspect", "--redis", "redis://u:" + secret + "@[::1", "x"}},
+		{"password with brackets", nil, []string{"inspect", "--redis", "redis://u:[" + secret + "]@127.0.0.1:1", "x"}},
 		{"bad scheme", nil, []string{"inspect", "--redis", "http://u:" + secret + "@127.0.0.1:1", "x"}},
 		{"$REDIS_URL malformed", []string{"REDIS_URL=redis://u:" + secret + "@%zz:1"}, []string{"inspect", "x"}},
 		{"password only, no user", nil, []string{"inspect", "--redis", "redis://:" + secret + "@127.0.0.1:1", "x"}},
@@ -110,6 +111,7 @@ func TestRedactHidesUserInfoOfEveryURL(t *testing.T) {
 		`"url": "rediss://:pw@h:1/0"`:                  `"url": "rediss://***@h:1/0"`,
 		"a redis://h:1 b":                              "a redis://h:1 b",
 		"x unix://u:pw@/tmp/s and http://a:b@c/d@e":    "x unix://***@/tmp/s and http://***@c/d@e",
+		"redis://[user:password@]host:port":            "redis://[user:password@]host:port",
 	} {
 		assert.Equal(t, want, redactString(in), in)
 	}
