@@ -15,9 +15,11 @@ var (
 	// ended by Close reports an error matching both ErrLockLost and ErrClosed.
 	ErrClosed = errs.ErrClosed
 	// ErrInvalidName is returned by every method of a handle whose name
-	// cannot be used: empty, longer than MaxNameLength, or on a Redis
-	// Cluster a name without a hash tag that contains '}' (its derived keys
-	// could not share its hash slot). Nothing is sent to Redis.
+	// cannot be used: empty, longer than MaxNameLength, a name that could
+	// alias a key derived for another name (one starting with "redisync_" or
+	// containing ":rwlock_timeout:"), or on a Redis Cluster a name without a
+	// hash tag that contains '}' (its derived keys could not share its hash
+	// slot). Nothing is sent to Redis.
 	ErrInvalidName = errs.ErrInvalidName
 	// ErrNonReentrant is returned by Lock and TryLock of a non-reentrant
 	// handle that already holds its lock.
@@ -26,4 +28,15 @@ var (
 	// not acknowledged by the replicas WaitReplicas asks for; an acquisition
 	// is then rolled back.
 	ErrNotReplicated = errs.ErrNotReplicated
+	// ErrWrongKind is returned when a key a primitive would use holds
+	// something that is not that primitive's layout: a user's data (a hash
+	// without a lock's fields, a key of another type), another kind of
+	// primitive on the same name, or a lock hash without the expiry every
+	// lock has. Nothing was changed. The error is a *WrongKindError naming
+	// the key and what was found.
+	ErrWrongKind = errs.ErrWrongKind
 )
+
+// WrongKindError names the key that holds something else, and what; it
+// matches ErrWrongKind.
+type WrongKindError = errs.WrongKindError

@@ -86,15 +86,21 @@ func (o *Options) Resolve(e *engine.Engine) (owner string, lease time.Duration, 
 
 // CheckName returns the error a handle's methods report for its name, nil
 // when the name can be used: ErrInvalidName when it is empty, longer than
-// MaxNameLength, or (on a Redis Cluster) when its keys cannot share one
-// slot. Names are often data (an order id, a tenant), so a bad one is an
-// error for the caller to handle, never a panic.
+// MaxNameLength, when it could alias a key derived for another name
+// (keys.Reserved: it starts with "redisync_" or contains ":rwlock_timeout:"),
+// or (on a Redis Cluster) when its keys cannot share one slot. Names are
+// often data (an order id, a tenant), so a bad one is an error for the
+// caller to handle, never a panic.
 func CheckName(pkg string, e *engine.Engine, name string) error {
 	if name == "" {
 		return fmt.Errorf("%s: empty lock name: %w", pkg, errs.ErrInvalidName)
 	}
 	if len(name) > MaxNameLength {
 		return fmt.Errorf("%s: lock name of %d bytes exceeds MaxNameLength (%d): %w", pkg, len(name), MaxNameLength, errs.ErrInvalidName)
+	}
+	if why := keys.Reserved(name); why != "" {
+		// It could be one of the keys derived for another name (issue 13).
+		return fmt.Errorf("%s: name %q %s: %w", pkg, name, why, errs.ErrInvalidName)
 	}
 	if _, ok := keys.Derived("", name); !ok && e.Cluster {
 		return fmt.Errorf("%s: name %q has no hash tag and contains '}', so its keys cannot share a Cluster slot: %w", pkg, name, errs.ErrInvalidName)
