@@ -136,6 +136,15 @@ func (s *Server) RestartMain() error {
 	return fmt.Errorf("restart on port %d: %v", s.port, err)
 }
 
+// Close kills the server and, for one from StartMain (no test owns its
+// directory), removes its directory. Idempotent.
+func (s *Server) Close() {
+	s.Kill()
+	if s.t == nil {
+		_ = os.RemoveAll(s.dir)
+	}
+}
+
 // Pause stops the process (SIGSTOP): connections stay open, nothing answers,
 // and the server's clock keeps running, so leases expire at resume.
 func (s *Server) Pause() { s.signal(syscall.SIGSTOP) }
@@ -277,7 +286,7 @@ func CommandStats(info string) map[string]int64 {
 }
 
 // StartMain starts one server outside a test (for TestMain and Examples); the
-// caller must Kill it.
+// caller must Kill it, or Close it to remove its directory too.
 func StartMain() (*Server, error) {
 	if _, err := exec.LookPath(Binary); err != nil {
 		return nil, fmt.Errorf("redistest: %s not found on PATH: install it (Debian/Ubuntu: sudo apt-get install -y redis-server; or run `make test`)", Binary)
