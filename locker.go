@@ -15,6 +15,10 @@ type Locker interface {
 	// TryLock makes exactly one attempt; (false, nil) means busy.
 	TryLock(ctx context.Context) (bool, error)
 	// Unlock releases one hold; ErrNotHeld if this owner does not hold it.
+	// The hold ends locally at once and the release is sent whatever ctx
+	// says: ctx bounds only the wait for the reply (ctx.Err() when it ends
+	// first; the release then completes in the background, and
+	// Client.Close waits for it).
 	Unlock(ctx context.Context) error
 	// Token is the fencing token of the current hold, 0 if none.
 	Token() uint64

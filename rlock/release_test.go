@@ -3,6 +3,8 @@ package rlock
 import (
 	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -151,4 +153,55 @@ func TestLockWaitsAcrossAServerRestart(t *testing.T) {
 	require.NoError(t, err, "Lock retries transport errors within ctx")
 	require.NoError(t, m.Unlock(bg()))
 	assert.Eventually(t, func() bool { return errors.Is(holder.Err(), redisync.ErrLockLost) }, 10*time.Second, 50*time.Millisecond)
+}
+
+// Releases reach Redis before the handle's next acquire: goroutines sharing
+// one handle, each unlocking with an already-ended ctx, never see the next
+// Lock re-enter the previous hold (its token would repeat) and never
+// overlap; nothing is left at the end.
+func TestReleasesWithEndedContextsPrecedeTheNextAcquire(t *testing.T) {
+	e := setup(t)
+	const name = "mutex:unlock-order"
+	m := New(e.C, name)
+	ended, cancel := context.WithCancel(bg())
+	cancel()
+	const goroutines, each = 4, 40
+	var (
+		mu     sync.Mutex
+		tokens []uint64
+		inside atomic.Int32
+		wg     sync.WaitGroup
+	)
+	for range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				ctx, cancel := context.WithTimeout(bg(), 20*time.Second)
+				err := m.Lock(ctx)
+				cancel()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if inside.Add(1) != 1 {
+					t.Error("two goroutines inside at once")
+				}
+				mu.Lock()
+				tokens = append(tokens, m.Token())
+				mu.Unlock()
+				inside.Add(-1)
+				if err := m.Unlock(ended); err != nil && err != context.Canceled {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	require.Len(t, tokens, goroutines*each)
+	for i := 1; i < len(tokens); i++ {
+		require.Greater(t, tokens[i], tokens[i-1], "grant %d re-entered the previous hold", i)
+	}
+	eventually(t, 5*time.Second, func() bool { return !e.Exists(t, name) }, "the last release reached Redis")
 }
