@@ -23,7 +23,7 @@ const (
 	retryMax      = 2 * time.Second        // longest pause between retries
 	progressFirst = time.Second            // first progress line (--verbose)
 	progressEvery = 10 * time.Second       // later progress lines
-	finalTryLimit = connectTimeout         // the last attempt when --wait has passed
+	finalTryLimit = 2 * time.Second        // the last attempt when --wait has passed
 )
 
 // holdable is what `run` and `sem run` hold while the command runs.

@@ -108,7 +108,7 @@ func TestRunExitCodesSayWhatHappened(t *testing.T) {
 	assert.Contains(t, r.stderr, holder.Owner(), "the busy message names the holder")
 	assert.Contains(t, r.stderr, "--wait 300ms")
 
-	_, result := background(t, e, "run", "--wait", "2s", "job:codes", "--", "true")
+	_, result := background(t, e, "run", "--wait", "1s", "job:codes", "--", "true")
 	time.Sleep(300 * time.Millisecond)
 	e.Srv.Kill()
 	r = result(20 * time.Second)
