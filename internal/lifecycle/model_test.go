@@ -17,6 +17,7 @@ import (
 
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/fairlock"
+	"github.com/redisync/redisync/internal/keys"
 	"github.com/redisync/redisync/internal/redistest"
 	"github.com/redisync/redisync/multilock"
 	"github.com/redisync/redisync/redlock"
@@ -286,7 +287,7 @@ func (e *env) newRun(t *rapid.T) *run {
 		w.peer, rd.peer = rd, w
 	}
 
-	lk = add("semaphore", "sem", "redisync_sem_holders:{sem}:sem", "redisync_sem_permits:{sem}:sem")
+	lk = add("semaphore", "sem", derived(keys.SemHoldersPrefix, "sem"), derived(keys.SemPermitsPrefix, "sem"))
 	sem := semaphore.New(c, "sem", semCap)
 	for i := range 3 {
 		reg(lk, &handle{label: fmt.Sprintf("sem/p%d", i+1), side: permit, sem: sem, layout: "semaphore", leases: 1})
@@ -865,6 +866,12 @@ func (r *run) faultStep(t *rapid.T) {
 	}
 }
 
+// derived is the name of a primitive's derived key, as the library forms it.
+func derived(prefix, name string) string {
+	k, _ := keys.Derived(prefix, name)
+	return k
+}
+
 func kindsOf(locks []*lockM) []string {
 	var kinds []string
 	for _, lk := range locks {
@@ -1238,7 +1245,7 @@ func (r *run) lockState(lk *lockM) error {
 			}
 		}
 		if lk.kind == "fairlock" {
-			return r.absent(0, "redisync_fair_queue:{f}:f", "redisync_fair_heartbeat:{f}:f")
+			return r.absent(0, derived(keys.FairQueuePrefix, "f"), derived(keys.FairHeartbeatPrefix, "f"))
 		}
 	case "rwlock":
 		want, extra := map[string]int64{}, map[string]string{}
@@ -1270,7 +1277,7 @@ func (r *run) lockState(lk *lockM) error {
 				return fmt.Errorf("%s: %d read hold(s) in the model, timeout keys %v (%v)", h.label, h.count, tk, err)
 			}
 		}
-		return r.absent(0, "redisync_rwlock_writers:{rw}:rw")
+		return r.absent(0, derived(keys.RWWritersPrefix, "rw"))
 	case "multilock":
 		if lk.uncertain() {
 			return nil
@@ -1288,7 +1295,7 @@ func (r *run) lockState(lk *lockM) error {
 				return err
 			}
 		}
-		return r.absent(0, "redisync_fair_queue:{m}:{m}:b", "redisync_fair_heartbeat:{m}:{m}:b")
+		return r.absent(0, derived(keys.FairQueuePrefix, "{m}:b"), derived(keys.FairHeartbeatPrefix, "{m}:b"))
 	case "semaphore":
 		s := lk.handles[0].sem
 		used, ids := 0, []string{}
@@ -1315,7 +1322,7 @@ func (r *run) lockState(lk *lockM) error {
 		if fmt.Sprint(got) != fmt.Sprint(ids) {
 			return fmt.Errorf("semaphore: holders %v, the model %v", got, ids)
 		}
-		return r.absent(0, "redisync_sem_queue:{sem}:sem", "redisync_sem_heartbeat:{sem}:sem")
+		return r.absent(0, derived(keys.SemQueuePrefix, "sem"), derived(keys.SemHeartbeatPrefix, "sem"))
 	case "redlock":
 		if !r.holds(lk) {
 			for i := range 3 {
@@ -1349,12 +1356,12 @@ func (r *run) lockState(lk *lockM) error {
 // without an expiry (other than the semaphore's configuration) or one that
 // lives for long.
 func (r *run) leaks() error {
-	keys, err := r.rawOn(0, "KEYS", "*").AsStrSlice()
+	all, err := r.rawOn(0, "KEYS", "*").AsStrSlice()
 	if err != nil {
 		return err
 	}
-	for _, k := range keys {
-		if k == "sem" || strings.HasPrefix(k, "redisync_redlock_token:") {
+	for _, k := range all {
+		if k == "sem" || strings.HasPrefix(k, keys.RedlockTokenPrefix+":") {
 			continue
 		}
 		pttl, _ := r.rawOn(0, "PTTL", k).AsInt64()
