@@ -9,10 +9,19 @@ import (
 
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/fairlock"
+	"github.com/redisync/redisync/redisynctest"
 )
 
 func Example() {
-	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{fairlock.ServerAddrForExamples()}, DisableCache: true})
+	// A throw-away redis-server for the example; a program dials its own Redis.
+	srv, err := redisynctest.StartServer()
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	// DisableCache: redisync sends every command uncached, so rueidis's
+	// client-side cache would only cost memory and CLIENT TRACKING.
+	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr()}, DisableCache: true})
 	if err != nil {
 		panic(err)
 	}
@@ -25,6 +34,7 @@ func Example() {
 	if err := first.Lock(ctx); err != nil {
 		panic(err)
 	}
+	firstToken := first.Token()
 	second := fairlock.New(c, "jobs:nightly")
 	granted := make(chan struct{})
 	go func() {
@@ -40,7 +50,7 @@ func Example() {
 
 	_ = first.Unlock(ctx) // wakes the head of the queue only
 	<-granted
-	fmt.Println("second holds it, token rose:", second.Token() > 0)
+	fmt.Println("second holds it, token rose:", second.Token() > firstToken)
 	_ = second.Unlock(ctx)
 	// Output:
 	// late comer got it: false

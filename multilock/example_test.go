@@ -8,13 +8,22 @@ import (
 
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/multilock"
+	"github.com/redisync/redisync/redisynctest"
 	"github.com/redisync/redisync/rlock"
 )
 
 // A transfer locks both accounts. Two transfers in opposite directions lock
 // them in the same canonical order, so they cannot deadlock.
 func Example_transfer() {
-	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{multilock.ServerAddrForExamples()}, DisableCache: true})
+	// A throw-away redis-server for the example; a program dials its own Redis.
+	srv, err := redisynctest.StartServer()
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	// DisableCache: redisync sends every command uncached, so rueidis's
+	// client-side cache would only cost memory and CLIENT TRACKING.
+	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr()}, DisableCache: true})
 	if err != nil {
 		panic(err)
 	}

@@ -7,17 +7,25 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/redisynctest"
 	"github.com/redisync/redisync/redlock"
 )
 
 func Example() {
 	// Real deployments use three or five independent masters; the example
-	// has one server at hand and runs three "nodes" as three databases of
-	// it, which is only good for showing the API.
+	// starts one throw-away redis-server and runs three "nodes" as three
+	// databases of it, which is only good for showing the API.
+	srv, err := redisynctest.StartServer()
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
 	var clients []*redisync.Client
 	for db := range 3 {
+		// DisableCache: redisync sends every command uncached, so rueidis's
+		// client-side cache would only cost memory and CLIENT TRACKING.
 		rc, err := rueidis.NewClient(rueidis.ClientOption{
-			InitAddress: []string{redlock.ServerAddrForExamples()}, SelectDB: db, DisableCache: true,
+			InitAddress: []string{srv.Addr()}, SelectDB: db, DisableCache: true,
 		})
 		if err != nil {
 			panic(err)

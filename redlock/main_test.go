@@ -11,10 +11,8 @@ import (
 	"github.com/redisync/redisync/internal/redistest"
 )
 
-var exampleAddr string
-
 func TestMain(m *testing.M) {
-	locktest.Main(m, func(addr string) { exampleAddr = addr })
+	locktest.Main(m)
 }
 
 var bg = locktest.Bg

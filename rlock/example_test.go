@@ -7,14 +7,20 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/redisynctest"
 	"github.com/redisync/redisync/rlock"
 )
 
-// exampleAddr is set by TestMain (main_test.go) to a real redis-server.
-var exampleAddr = rlock.RlockExampleAddr
-
 func Example() {
-	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{exampleAddr()}, DisableCache: true})
+	// A throw-away redis-server for the example; a program dials its own Redis.
+	srv, err := redisynctest.StartServer()
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	// DisableCache: redisync sends every command uncached, so rueidis's
+	// client-side cache would only cost memory and CLIENT TRACKING.
+	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr()}, DisableCache: true})
 	if err != nil {
 		panic(err)
 	}
@@ -31,11 +37,12 @@ func Example() {
 	fmt.Println("err:", err)
 
 	other := rlock.New(c, "orders:42")
-	ok, _ := other.TryLock(ctx)
-	fmt.Println("free again:", ok)
-	_ = other.Unlock(ctx)
+	ok, err := other.TryLock(ctx)
+	fmt.Println("free again:", ok, err)
+	fmt.Println("unlock:", other.Unlock(ctx))
 	// Output:
 	// holding orders:42, token issued: true
 	// err: <nil>
-	// free again: true
+	// free again: true <nil>
+	// unlock: <nil>
 }

@@ -2,17 +2,25 @@ package rwlock_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/redis/rueidis"
 
 	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/redisynctest"
 	"github.com/redisync/redisync/rwlock"
 )
 
 func Example() {
-	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{rwlock.ServerAddrForExamples()}, DisableCache: true})
+	// A throw-away redis-server for the example; a program dials its own Redis.
+	srv, err := redisynctest.StartServer()
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	// DisableCache: redisync sends every command uncached, so rueidis's
+	// client-side cache would only cost memory and CLIENT TRACKING.
+	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr()}, DisableCache: true})
 	if err != nil {
 		panic(err)
 	}
@@ -21,27 +29,28 @@ func Example() {
 	defer c.Close()
 	ctx := context.Background()
 
-	a, b := rwlock.New(c, "catalog"), rwlock.New(c, "catalog")
-	_ = a.RLock(ctx)
-	ok, _ := b.TryRLock(ctx)
-	fmt.Println("two readers:", ok)
-	ok, _ = rwlock.New(c, "catalog").TryLock(ctx)
-	fmt.Println("writer while they read:", ok)
-	fmt.Println("upgrade:", errors.Is(a.Lock(ctx), rwlock.ErrUpgrade))
-	_ = a.RUnlock(ctx)
-	_ = b.RUnlock(ctx)
+	// One handle per reader or writer, as with one goroutine per sync.RWMutex
+	// user.
+	a, b, w := rwlock.New(c, "catalog"), rwlock.New(c, "catalog"), rwlock.New(c, "catalog")
+	if err := a.RLock(ctx); err != nil {
+		panic(err)
+	}
+	ok, err := b.TryRLock(ctx)
+	fmt.Println("two readers:", ok, err)
+	ok, err = w.TryLock(ctx)
+	fmt.Println("writer while they read:", ok, err)
+	fmt.Println("readers leave:", a.RUnlock(ctx), b.RUnlock(ctx))
 
-	w := rwlock.New(c, "catalog")
-	_ = w.Lock(ctx)
-	_ = w.RLock(ctx)  // a writer may read
-	_ = w.Unlock(ctx) // downgrade: still a reader, other readers may join
-	ok, _ = a.TryRLock(ctx)
-	fmt.Println("reader after downgrade:", ok)
-	_ = a.RUnlock(ctx)
-	_ = w.RUnlock(ctx)
+	ok, err = w.TryLock(ctx)
+	fmt.Println("writer once they left:", ok, err)
+	ok, err = a.TryRLock(ctx)
+	fmt.Println("reader while it writes:", ok, err)
+	fmt.Println("writer leaves:", w.Unlock(ctx))
 	// Output:
-	// two readers: true
-	// writer while they read: false
-	// upgrade: true
-	// reader after downgrade: true
+	// two readers: true <nil>
+	// writer while they read: false <nil>
+	// readers leave: <nil> <nil>
+	// writer once they left: true <nil>
+	// reader while it writes: false <nil>
+	// writer leaves: <nil>
 }

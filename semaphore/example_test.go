@@ -9,13 +9,22 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/redisynctest"
 	"github.com/redisync/redisync/semaphore"
 )
 
 // A worker pool across processes: however many workers start, at most three
 // transcode at once.
 func Example_workerPool() {
-	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{semaphore.ServerAddrForExamples()}, DisableCache: true})
+	// A throw-away redis-server for the example; a program dials its own Redis.
+	srv, err := redisynctest.StartServer()
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	// DisableCache: redisync sends every command uncached, so rueidis's
+	// client-side cache would only cost memory and CLIENT TRACKING.
+	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr()}, DisableCache: true})
 	if err != nil {
 		panic(err)
 	}

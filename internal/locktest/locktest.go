@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,26 +22,9 @@ import (
 	"github.com/redisync/redisync/internal/redistest"
 )
 
-// Main is a package's TestMain: it starts one server for the package's
-// Examples (its address goes to setAddr), runs the tests, and fails the run
-// if goroutines leaked.
-func Main(m *testing.M, setAddr func(addr string)) {
-	s, err := redistest.StartMain()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	setAddr(s.Addr())
-	code := m.Run()
-	s.Kill()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+// Main is a package's TestMain: it runs the tests and fails the run if
+// goroutines leaked. (Examples start their own server with redisynctest.)
+func Main(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // Env is one test's server, rueidis client and redisync Client.
 type Env struct {

@@ -1,4 +1,0 @@
-package fairlock
-
-// ServerAddrForExamples is the server the Examples use (set by TestMain).
-func ServerAddrForExamples() string { return exampleAddr }

@@ -1,4 +1,0 @@
-package rwlock
-
-// ServerAddrForExamples is the server the Examples use (set by TestMain).
-func ServerAddrForExamples() string { return exampleAddr }
