@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/internal/locktest"
 	"github.com/redisync/redisync/rlock"
 	"github.com/redisync/redisync/semaphore"
@@ -58,14 +57,15 @@ func background(t *testing.T, e *locktest.Env, args ...string) (*exec.Cmd, func(
 
 // A server that stalls for 2.5 s while run waits is not "busy": an attempt
 // caught in the stall fails (the library bounds it by 2 s), and run tries
-// again within --wait. The holder's 1 s lease runs out in the stall, so run
-// gets the lock after it.
+// again within --wait. The holder, another run with a 1 s lease, loses the
+// lock in the stall and says why; the waiter gets it after.
 func TestRunWaitsOutAServerStall(t *testing.T) {
 	for _, wait := range []string{"1m", "forever"} {
 		t.Run(wait, func(t *testing.T) {
-			e := locktest.Setup(t, redisync.WithWatchdogTimeout(time.Second))
-			holder := rlock.New(e.C, "job:stall")
-			require.NoError(t, holder.Lock(locktest.Bg()))
+			e := locktest.Setup(t)
+			_, holder := background(t, e, "run", "--lease", "1s", "--grace", "1s", "job:stall", "--",
+				"sh", "-c", `trap 'exit 0' TERM; while :; do sleep 0.05; done`)
+			locktest.Eventually(t, 5*time.Second, func() bool { return e.Exists(t, "job:stall") }, "lock taken")
 			_, result := background(t, e, "run", "--wait", wait, "job:stall", "--", "true")
 			time.Sleep(700 * time.Millisecond) // waiting, retrying as the lease nears its end
 			e.Srv.Pause()
@@ -74,7 +74,9 @@ func TestRunWaitsOutAServerStall(t *testing.T) {
 			r := result(30 * time.Second)
 			assert.Equal(t, 0, r.code, r.stderr)
 			assert.NotContains(t, r.stderr, "busy")
-			_ = holder.Unlock(locktest.Bg()) // lost in the stall
+			h := holder(30 * time.Second)
+			assert.Equal(t, exitLost, h.code, h.stderr)
+			assert.Regexp(t, `lock lost while the command runs: (renewal could not reach Redis|its key is gone)`, h.stderr, "the loss says why")
 		})
 	}
 }

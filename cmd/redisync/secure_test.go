@@ -78,6 +78,7 @@ func TestNoOutputCarriesThePassword(t *testing.T) {
 		{"wrong --password-file", nil, []string{"inspect", "--redis", authed.Addr(), "--password-file", pwFile, "x"}},
 		{"TLS, unknown CA", nil, []string{"inspect", "--redis", "rediss://u:" + secret + "@" + tlsSrv.TLSAddr, "x"}},
 		{"--cluster on a single server", nil, []string{"inspect", "--cluster", "--redis", "redis://:right-" + secret + "@" + authed.Addr(), "x"}},
+		{"--sentinel over TLS, unknown CA", nil, []string{"inspect", "--sentinel", "m", "--redis", "rediss://u:" + secret + "@" + tlsSrv.TLSAddr, "x"}},
 		{"--sentinel, unreachable", nil, []string{"inspect", "--sentinel", "m", "--redis", down, "x"}},
 		{"--sentinel on a plain server", nil, []string{"inspect", "--sentinel", "m", "--redis", "redis://:right-" + secret + "@" + authed.Addr(), "x"}},
 		{"demo, reachable", nil, []string{"demo", "--duration", "200ms", "--redis", "redis://:right-" + secret + "@" + authed.Addr()}},
