@@ -129,7 +129,7 @@ const LatchPrefix = "redisync:latch:"
 func New(cfg Config) *Hold {
 	h := &Hold{cfg: cfg, done: closedChan, err: errs.ErrNotHeld}
 	h.self = [1]*Hold{h}
-	if cfg.Shared && cfg.Latched && !sharedOwnerAsUnique {
+	if cfg.Shared && cfg.Latched && !sharedOwnerAsUnique && !latchDisabled {
 		h.latch = LatchPrefix + cfg.Engine.NewOwner()
 	}
 	return h
