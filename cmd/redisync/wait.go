@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/semaphore"
+)
+
+// Pacing of the wait: retries after a Redis error, and --verbose progress.
+const (
+	retryFirst    = 100 * time.Millisecond // first pause after a Redis error; doubles
+	retryMax      = 2 * time.Second        // longest pause between retries
+	progressFirst = time.Second            // first progress line (--verbose)
+	progressEvery = 10 * time.Second       // later progress lines
+	finalTryLimit = 2 * time.Second        // the last attempt when --wait has passed
+)
+
+// acquirer takes the hold within --wait.
+type acquirer struct {
+	what, name string
+	wait       time.Duration // -1: forever
+	verbose    bool
+	rc         rueidis.Client
+	h          holdable
+	stderr     io.Writer
+}
+
+type attempt struct {
+	ok  bool
+	err error
+}
+
+// acquire waits for the hold. It returns (-1, nil) when the hold is taken,
+// (-1, sig) when it was taken as a signal came (the caller releases it), and
+// an exit status otherwise: 75 only when --wait passed and the hold was still
+// taken by others; Redis errors while waiting are retried until then.
+func (w *acquirer) acquire(sigs <-chan os.Signal) (int, os.Signal) {
+	ctx, cancel := context.WithCancel(context.Background())
+	if w.wait > 0 {
+		ctx, cancel = context.WithTimeout(context.Background(), w.wait)
+	}
+	defer cancel()
+	stopProgress := w.progress(ctx)
+	defer stopProgress()
+	pause := retryFirst
+	var lastErr error
+	for {
+		got := make(chan attempt, 1)
+		go func() {
+			ok, err := w.h.acquire(ctx, w.wait)
+			got <- attempt{ok, err}
+		}()
+		var a attempt
+		select {
+		case a = <-got:
+		case sig := <-sigs:
+			cancel()
+			if a = <-got; a.ok && a.err == nil {
+				return -1, sig
+			}
+			return 128 + int(sig.(syscall.Signal)), nil
+		}
+		switch {
+		case a.ok && a.err == nil:
+			return -1, nil
+		case a.err == nil: // one try, and it is taken
+			return w.busy(), nil
+		case ctx.Err() != nil:
+			return w.lastTry(lastErr)
+		case !transient(a.err) || w.wait == 0:
+			return fail(w.stderr, w.what, exitError, "acquire %s: %v", printable(w.name), a.err), nil
+		}
+		lastErr = a.err
+		if w.verbose {
+			fmt.Fprintf(w.stderr, "redisync %s: %s: %v; retrying within --wait %s\n", w.what, printable(w.name), a.err, (*waitFlag)(&w.wait))
+		}
+		select {
+		case <-time.After(pause):
+		case <-ctx.Done():
+			return w.lastTry(lastErr)
+		case sig := <-sigs:
+			return 128 + int(sig.(syscall.Signal)), nil
+		}
+		pause = min(2*pause, retryMax)
+	}
+}
+
+// lastTry runs when --wait has passed: one more attempt tells a lock held by
+// others (75) from a Redis that could not be reached (1) — and takes the
+// lock if it has just come free.
+func (w *acquirer) lastTry(lastErr error) (int, os.Signal) {
+	ctx, cancel := context.WithTimeout(context.Background(), finalTryLimit)
+	defer cancel()
+	ok, err := w.h.acquire(ctx, 0)
+	switch {
+	case err == nil && ok:
+		return -1, nil
+	case err == nil:
+		return w.busy(), nil
+	case lastErr != nil:
+		return fail(w.stderr, w.what, exitError, "%s: Redis failed until --wait %s passed: %v", printable(w.name), (*waitFlag)(&w.wait), err), nil
+	}
+	return fail(w.stderr, w.what, exitError, "acquire %s: %v", printable(w.name), err), nil
+}
+
+// busy reports a hold taken by others: exit 75.
+func (w *acquirer) busy() int {
+	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+	defer cancel()
+	who := ""
+	if r, err := inspect(ctx, w.rc, w.name); err == nil {
+		who = ": " + holders(r)
+	}
+	if w.wait == 0 {
+		return fail(w.stderr, w.what, exitBusy, "%s is busy%s (tried once: --wait 0)", printable(w.name), who)
+	}
+	return fail(w.stderr, w.what, exitBusy, "%s is busy%s; not acquired within --wait %s", printable(w.name), who, (*waitFlag)(&w.wait))
+}
+
+// progress prints, with --verbose, who holds the lock while we wait; the
+// returned function stops it and waits for it to end.
+func (w *acquirer) progress(ctx context.Context) func() {
+	if !w.verbose {
+		return func() {}
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	start := time.Now()
+	go func() {
+		defer close(done)
+		t := time.NewTimer(progressFirst)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			ictx, cancel := context.WithTimeout(ctx, connectTimeout)
+			r, err := inspect(ictx, w.rc, w.name)
+			cancel()
+			state := ""
+			if err != nil {
+				state = fmt.Sprintf("cannot look: %v", err)
+			} else {
+				state = holders(r)
+			}
+			fmt.Fprintf(w.stderr, "redisync %s: waiting for %s for %s: %s\n", w.what, printable(w.name), time.Since(start).Round(time.Second), state)
+			t.Reset(progressEvery)
+		}
+	}()
+	return func() { close(stop); <-done }
+}
+
+// holders says who holds what inspect found, for one line.
+func holders(r inspection) string {
+	if !r.Locked && len(r.Queue) == 0 && r.Capacity == nil {
+		return "nobody holds it"
+	}
+	var parts []string
+	for _, h := range r.Holders {
+		p := "held by " + printable(h.Owner)
+		if h.Side != "" {
+			p += " (" + h.Side + ")"
+		}
+		if h.LeaseMs > 0 {
+			p += ", lease " + ms(h.LeaseMs) + " left"
+		}
+		parts = append(parts, p)
+	}
+	if r.Capacity != nil {
+		parts = append(parts, fmt.Sprintf("%d of %d permits held", *r.Used, *r.Capacity))
+	}
+	if n := len(r.Queue); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d waiting in its queue", n))
+	}
+	if len(parts) == 0 {
+		return "nobody holds it"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// transient reports whether an acquisition error is worth retrying within
+// --wait: the connection (refused, reset, timed out, a server restarting or
+// stalled) and Redis's own "try later" replies. Errors of the request itself
+// (a bad name, too many permits, a key of another type, authentication) are
+// not.
+func transient(err error) bool {
+	for _, permanent := range []error{redisync.ErrInvalidName, redisync.ErrClosed, redisync.ErrNonReentrant, semaphore.ErrTooMany} {
+		if errors.Is(err, permanent) {
+			return false
+		}
+	}
+	var re *rueidis.RedisError
+	if errors.As(err, &re) {
+		msg := re.Error()
+		for _, p := range []string{"LOADING", "BUSY", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "READONLY", "NOREPLICAS", "MOVED", "ASK"} {
+			if strings.HasPrefix(msg, p) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
