@@ -1,0 +1,131 @@
+package keyspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/fairlock"
+	"github.com/redisync/redisync/internal/keys"
+	"github.com/redisync/redisync/redlock"
+	"github.com/redisync/redisync/rlock"
+	"github.com/redisync/redisync/rwlock"
+	"github.com/redisync/redisync/semaphore"
+)
+
+// kind is a primitive, with a side for the read-write lock.
+type kind uint8
+
+const (
+	kRLock kind = iota
+	kFair
+	kRead
+	kWrite
+	kSem
+	kRedlock
+	nKinds
+)
+
+func (k kind) String() string {
+	return [...]string{"rlock", "fairlock", "rwlock-read", "rwlock-write", "semaphore", "redlock"}[k]
+}
+
+// handle is one owner of one primitive on one name, driven through the
+// operations every kind has.
+type handle struct {
+	kind kind
+	name string
+	// try makes one attempt: (true, nil) held, (false, nil) busy.
+	try func(ctx context.Context) (bool, error)
+	// release undoes a successful try.
+	release func(ctx context.Context) error
+	// force is the kind's operator action (force-unlock, force-release);
+	// nil for redlock, which has none.
+	force func(ctx context.Context) error
+	// inspect runs the kind's read-only queries.
+	inspect func(ctx context.Context) error
+	// keys is every key the library may create or change for this handle.
+	keys []string
+}
+
+func derived(prefix, name string) string {
+	k, _ := keys.Derived(prefix, name)
+	return k
+}
+
+// newHandle returns a handle of kind k on name, on Client c.
+func newHandle(c *redisync.Client, k kind, name string) *handle {
+	h := &handle{kind: k, name: name}
+	token := derived(keys.LockTokenPrefix, name)
+	switch k {
+	case kRLock:
+		m := rlock.New(c, name)
+		h.try, h.release = m.TryLock, m.Unlock
+		h.force = func(ctx context.Context) error { _, err := rlock.ForceUnlock(ctx, c, name); return err }
+		h.inspect = func(ctx context.Context) error {
+			_, err1 := m.IsLocked(ctx)
+			_, err2 := m.HoldCount(ctx)
+			_, err3 := m.TTL(ctx)
+			return errors.Join(err1, err2, err3)
+		}
+		h.keys = []string{name, token}
+	case kFair:
+		m := fairlock.New(c, name)
+		h.try, h.release = m.TryLock, m.Unlock
+		h.force = func(ctx context.Context) error { _, err := fairlock.ForceUnlock(ctx, c, name); return err }
+		h.inspect = func(ctx context.Context) error {
+			_, err1 := m.HoldCount(ctx)
+			_, err2 := m.Queue(ctx)
+			return errors.Join(err1, err2)
+		}
+		h.keys = []string{name, token, derived(keys.FairQueuePrefix, name), derived(keys.FairHeartbeatPrefix, name)}
+	case kRead, kWrite:
+		rw := rwlock.New(c, name)
+		if k == kRead {
+			h.try, h.release = rw.TryRLock, rw.RUnlock
+		} else {
+			h.try, h.release = rw.TryLock, rw.Unlock
+		}
+		h.force = func(ctx context.Context) error { _, err := rwlock.ForceUnlock(ctx, c, name); return err }
+		h.inspect = func(context.Context) error { return nil } // rwlock has no queries
+		h.keys = []string{name, token, derived(keys.RWWritersPrefix, name),
+			keys.Tagged(name) + ":" + rw.Owner() + ":rwlock_timeout:1"}
+	case kSem:
+		s := semaphore.New(c, name, 1)
+		var p *semaphore.Permit
+		h.try = func(ctx context.Context) (bool, error) {
+			got, ok, err := s.TryAcquire(ctx, 1)
+			if ok {
+				p = got
+			}
+			return ok, err
+		}
+		h.release = func(ctx context.Context) error {
+			if p == nil {
+				return fmt.Errorf("semaphore %q: release without a permit", name)
+			}
+			return p.Release(ctx)
+		}
+		h.force = func(ctx context.Context) error { _, err := semaphore.ForceRelease(ctx, c, name); return err }
+		h.inspect = func(ctx context.Context) error {
+			_, err1 := s.Capacity(ctx)
+			_, err2 := s.Available(ctx)
+			_, err3 := s.Holders(ctx)
+			_, err4 := s.Waiting(ctx)
+			return errors.Join(err1, err2, err3, err4)
+		}
+		h.keys = []string{name, derived(keys.SemHoldersPrefix, name), derived(keys.SemPermitsPrefix, name),
+			derived(keys.SemQueuePrefix, name), derived(keys.SemHeartbeatPrefix, name)}
+	case kRedlock:
+		m := redlock.New([]*redisync.Client{c}, name)
+		h.try, h.release = m.TryLock, m.Unlock
+		h.inspect = func(context.Context) error { return nil }
+		h.keys = []string{name, derived(keys.RedlockTokenPrefix, name)}
+	}
+	return h
+}
+
+// shares reports whether two holds of kinds a and b on one name may be
+// held together: only read holds share.
+func shares(a, b kind) bool { return a == kRead && b == kRead }
