@@ -177,19 +177,10 @@ func TestRunForwardsSIGHUP(t *testing.T) {
 func TestRunReportsAStoppedCommand(t *testing.T) {
 	e := locktest.Setup(t)
 	cmd, result := background(t, e, "run", "job:stopped", "--", "sh", "-c", `kill -TTIN $$; echo resumed`)
-	deadline := time.Now().Add(10 * time.Second)
-	var r cliResult
-	for time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-		b, _ := os.ReadFile("/dev/null")
-		_ = b
-		if e.Exists(t, "job:stopped") {
-			break
-		}
-	}
-	time.Sleep(2 * stopPoll)
+	locktest.Eventually(t, 10*time.Second, func() bool { return e.Exists(t, "job:stopped") }, "lock taken")
+	time.Sleep(3 * stopPoll) // a poll or two after the stop, with room for a loaded box
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	r = result(10 * time.Second)
+	r := result(10 * time.Second)
 	assert.Contains(t, r.stderr, "is stopped", "the stop is said plainly")
 	assert.Equal(t, 128+int(syscall.SIGTERM), r.code, r.stderr)
 	assert.False(t, e.Exists(t, "job:stopped"))
@@ -279,8 +270,7 @@ func TestRunVerboseAndTheReasonForALoss(t *testing.T) {
 	assert.Contains(t, r.stderr, "lease")
 	require.NoError(t, holder.Unlock(locktest.Bg()))
 
-	cmd, result := background(t, e, "run", "--lease", "300ms", "--grace", "2s", "job:verbose", "--", "sh", "-c", `trap 'exit 0' TERM; while :; do sleep 0.05; done`)
-	_ = cmd
+	_, result := background(t, e, "run", "--lease", "300ms", "--grace", "2s", "job:verbose", "--", "sh", "-c", `trap 'exit 0' TERM; while :; do sleep 0.05; done`)
 	locktest.Eventually(t, 5*time.Second, func() bool { return e.Exists(t, "job:verbose") }, "lock taken")
 	e.Do(t, "DEL", "job:verbose")
 	r = result(10 * time.Second)
