@@ -17,7 +17,7 @@
 //
 // Running it:
 //
-//	go test -race ./internal/lifecycle                  # 25 runs, about a minute
+//	go test -race ./internal/lifecycle                  # 20 runs, about a minute
 //	go test -race ./internal/lifecycle -rapid.checks=200 # search harder
 //	go test -race ./internal/lifecycle -rapid.seed=N     # replay a reported failure
 //

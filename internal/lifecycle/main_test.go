@@ -15,7 +15,7 @@ import (
 // out a lease, so rapid's default of 100 would take minutes. CI runs this
 // many; raise it on the command line to search harder.
 const (
-	defaultChecks = 25
+	defaultChecks = 20
 	defaultSteps  = 40
 )
 
