@@ -222,7 +222,7 @@ func suiteRlock(t *testing.T, d *deployment) {
 		assert.Zero(t, overlaps.Load())
 		assert.True(t, slices.IsSorted(tokens) && len(slices.Compact(slices.Clone(tokens))) == len(tokens), "tokens rise")
 
-		holder, waiter := rlock.New(c, name), rlock.New(d.client(t, append(patient, redisync.WithWatchdogTimeout(300*time.Millisecond))...), name)
+		holder, waiter := rlock.New(c, name, rlock.WithReentrant()), rlock.New(d.client(t, append(patient, redisync.WithWatchdogTimeout(300*time.Millisecond))...), name)
 		require.NoError(t, holder.Lock(bg))
 		require.NoError(t, holder.Lock(bg)) // reentry
 		time.Sleep(time.Second)             // renewed past three leases

@@ -131,7 +131,7 @@ func TestDowngradeWakesAWaitingReaderAtOnce(t *testing.T) {
 	// hand the lock over quickly.
 	e := setup(t, redisync.WithMaxPoll(30*time.Second))
 	const name = "rw:downgrade"
-	w := New(e.C, name)
+	w := New(e.C, name, WithReentrant()) // downgrading is re-entry
 	require.NoError(t, w.Lock(bg()))
 	require.NoError(t, w.RLock(bg()), "a writer may take read holds")
 	wtok := w.WriteLocker().Token()
