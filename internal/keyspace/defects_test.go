@@ -246,6 +246,6 @@ func TestRedlockLeavesAHashAlone(t *testing.T) {
 
 // scriptsPending skips a test whose fix is in the scripts, until they
 // recognise their own layouts (issue 13, in progress).
-func scriptsPending(t *testing.T) {
+func scriptsPending(t testing.TB) {
 	t.Skip("issue 13: the scripts' shape checks are not in yet")
 }

@@ -72,7 +72,7 @@ func (e *env) do(tb testing.TB, args ...string) rueidis.RedisResult {
 	tb.Helper()
 	res := e.rc.Do(bg(), e.rc.B().Arbitrary(args...).Build())
 	if err := res.Error(); err != nil {
-		if _, reply := rueidis.IsRedisErr(err); !reply {
+		if _, reply := rueidis.IsRedisErr(err); !reply && !rueidis.IsRedisNil(err) {
 			tb.Fatalf("%v: %v", args, err)
 		}
 	}
@@ -99,6 +99,8 @@ func (e *env) state(tb testing.TB, key string) keyState {
 	}
 	return keyState{Dump: dump, ExpireAt: at}
 }
+
+func (s keyState) String() string { return fmt.Sprintf("{dump %q expires at %d}", s.Dump, s.ExpireAt) }
 
 // snapshot is every key's state.
 func (e *env) snapshot(tb testing.TB) map[string]keyState {
