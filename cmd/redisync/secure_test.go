@@ -226,3 +226,20 @@ func TestSentinelOverTLSOnly(t *testing.T) {
 	assert.NotEmpty(t, sn.Recorders[2].Firsts(), "nothing reached the first Sentinel through its recorder")
 	t.Logf("%d connections, every one TLS", seen)
 }
+
+// A TLS-only Redis Cluster (no cleartext port on any node, a password
+// everywhere) is usable with rediss:// and --tls-ca: every node the client
+// is redirected to is reached over TLS and verified under its own address.
+func TestClusterOverTLSOnly(t *testing.T) {
+	const password = "tls-cluster-pw"
+	cl := redistest.StartTLSCluster(t, 3, password)
+	url := "rediss://:" + password + "@" + cl.Addrs[0]
+	for _, name := range []string{"job:a", "job:b", "job:c", "job:d"} { // slots on several nodes
+		r := cliEnv(t, nil, "", "run", "--redis", url, "--tls-ca", cl.CAFile, "--cluster", "--fence-env", "TOKEN", name, "--", "sh", "-c", `echo "token=$TOKEN"`)
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Contains(t, r.stdout, "token=")
+	}
+	r := cliEnv(t, nil, "", "inspect", "--redis", url, "--cluster", "job:a")
+	assert.Equal(t, exitError, r.code, "a certificate from an unknown CA must be refused")
+	assert.NotContains(t, r.stdout+r.stderr, password)
+}
