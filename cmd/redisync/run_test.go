@@ -125,15 +125,7 @@ func TestKill9OfRedisyncEndsTheCommand(t *testing.T) {
 	e := locktest.Setup(t)
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	cmd, result := background(t, e, "run", "job:kill9", "--", "sh", "-c", `echo $$ > `+pidFile+`.tmp; mv `+pidFile+`.tmp `+pidFile+`; while :; do sleep 0.05; done`)
-	var pid int
-	locktest.Eventually(t, 10*time.Second, func() bool {
-		b, err := os.ReadFile(pidFile)
-		if err != nil {
-			return false
-		}
-		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
-		return err == nil
-	}, "the command started")
+	pid := commandPID(t, pidFile)
 	require.True(t, alive(pid))
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 	result(5 * time.Second)
@@ -143,6 +135,24 @@ func TestKill9OfRedisyncEndsTheCommand(t *testing.T) {
 	}
 	assert.False(t, alive(pid), "the command outlived redisync")
 	assert.Less(t, time.Since(killed), time.Second, "the command ended too late")
+}
+
+// commandPID waits for the command to write its pid (the id of its process
+// group) to pidFile, and makes sure the group is gone when the test ends,
+// whatever redisync did.
+func commandPID(t *testing.T, pidFile string) int {
+	t.Helper()
+	var pid int
+	locktest.Eventually(t, 10*time.Second, func() bool {
+		b, err := os.ReadFile(pidFile)
+		if err != nil {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil
+	}, "the command started")
+	t.Cleanup(func() { _ = syscall.Kill(-pid, syscall.SIGKILL) })
+	return pid
 }
 
 // alive reports whether pid runs (a zombie has ended).
@@ -161,9 +171,9 @@ func alive(pid int) bool {
 // SIGHUP is passed on like SIGTERM, and the hold released after.
 func TestRunForwardsSIGHUP(t *testing.T) {
 	e := locktest.Setup(t)
-	cmd, result := background(t, e, "run", "job:hup", "--", "sh", "-c", `trap 'echo got-hup; exit 4' HUP; while :; do sleep 0.05; done`)
-	locktest.Eventually(t, 5*time.Second, func() bool { return e.Exists(t, "job:hup") }, "lock taken")
-	time.Sleep(200 * time.Millisecond) // the trap is set
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	cmd, result := background(t, e, "run", "job:hup", "--", "sh", "-c", `trap 'echo got-hup; exit 4' HUP; echo $$ > `+pidFile+`.tmp; mv `+pidFile+`.tmp `+pidFile+`; while :; do sleep 0.05; done`)
+	commandPID(t, pidFile) // the trap is set
 	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
 	r := result(10 * time.Second)
 	assert.Equal(t, 4, r.code, r.stderr)
