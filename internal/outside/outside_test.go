@@ -164,11 +164,14 @@ func TestOutsideUserModule(t *testing.T) {
 		}
 	}
 	u.write(t, "main.go", program)
-	var get []string
-	for _, m := range mods {
-		get = append(get, m.path+"@"+version)
+	// The user asks for redisyncotel alone: redisync comes at the version
+	// redisyncotel requires, which must exist (a go get of both at v0.1.0
+	// would overrule a requirement on a version that does not).
+	otel := mods[1].path
+	u.gocmd(t, "get", otel+"@"+version)
+	if got := strings.TrimSpace(u.gocmd(t, "list", "-m", mods[0].path)); got != mods[0].path+" "+version {
+		t.Errorf("go get %s@%s selected %q, want %s %s", otel, version, got, mods[0].path, version)
 	}
-	u.gocmd(t, append([]string{"get"}, get...)...)
 	// No go mod tidy: it would want the test dependencies of rueidis and
 	// OpenTelemetry, which no build needs and the module cache may lack.
 	// -mod=mod lets each command add the requirements it needs, as it would
