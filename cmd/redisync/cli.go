@@ -130,10 +130,12 @@ func nameAndCommand(fs *flagSet) (name string, cmd []string, problem string) {
 	return pos[0], fs.rest, ""
 }
 
-// oneName checks that exactly one NAME was given (inspect, unlock).
+// oneName checks that exactly one NAME was given (inspect, unlock); a NAME
+// that starts with '-' can follow "--".
 func oneName(fs *flagSet) (string, bool) {
-	if fs.NArg() != 1 || fs.Arg(0) == "" || fs.dash && len(fs.rest) > 0 {
+	names := append(fs.Args(), fs.rest...)
+	if len(names) != 1 || names[0] == "" {
 		return "", false
 	}
-	return fs.Arg(0), true
+	return names[0], true
 }
