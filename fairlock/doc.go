@@ -1,5 +1,4 @@
-// Package fairlock is a reentrant distributed lock granted in arrival
-// order (FIFO), with lease renewal, a lost-lease signal and fencing tokens.
+// Package fairlock is a distributed lock granted in arrival order (FIFO), with lease renewal, a lost-lease signal and fencing tokens.
 //
 // Use it where rlock's free-for-all would let a busy client starve others,
 // or where the order of work matters. It costs one queue entry per waiter and
@@ -11,6 +10,12 @@
 //
 // Ownership, leases, renewal, loss, fencing tokens, reentrancy and errors
 // follow the rlock package exactly; what differs is who gets a free lock.
+// In short (rlock's "Ownership" section says it in full): a handle is a
+// sync.Mutex — goroutines sharing it exclude each other, and a Lock on a
+// held handle waits for its Unlock before it joins the queue (it never
+// queues behind its own handle) — unless WithReentrant or WithOwner makes
+// every Lock of the handle nest; WithNonReentrant refuses such a Lock at
+// once with redisync.ErrNonReentrant.
 //
 // # Guarantees
 //
@@ -27,7 +32,8 @@
 //     the others wait with a bounded poll, so there is no thundering herd.
 //   - TryLock never joins the queue, and fails while anyone is queued. A Lock
 //     that returns an error (cancelled, closed) has left the queue.
-//   - Re-entering a held lock never queues behind others.
+//   - Re-entering a held lock (WithReentrant, WithOwner) never queues behind
+//     others.
 //
 // # How it works
 //

@@ -1,18 +1,42 @@
-// Package rlock is a reentrant distributed lock (Redisson's RLock) with
-// lease renewal, a lost-lease signal and fencing tokens.
+// Package rlock is a distributed lock (Redisson's RLock) with lease
+// renewal, a lost-lease signal and fencing tokens.
 //
-//	mu := rlock.New(c, "orders:42")              // one owner; no I/O
+//	mu := rlock.New(c, "orders:42")              // no I/O; share it like a sync.Mutex
 //	err := redisync.Do(ctx, mu, func(ctx context.Context) error {
 //		return store.Write(ctx, order, mu.Token()) // ctx ends if the lock is lost
 //	})
 //
-// # Ownership and lease
+// # Ownership: a handle is a sync.Mutex
 //
-// A Mutex value is one owner, "<client uuid>:<n>" (WithOwner sets it, so
-// another process can resume or release a hold). Lock on a handle that holds
-// the lock nests; each Lock needs its own Unlock. By default a hold's lease
-// is the Client's watchdog timeout (30 s), renewed every third of it until
-// the last Unlock; WithLease gives each hold a fixed lease without renewal.
+// A Mutex is used like a sync.Mutex: goroutines may share one handle, and
+// its Lock and Unlock exclude them from each other as well as from every
+// other handle and process. A Lock on a handle that is already held — by
+// another goroutine, or by the same code path — waits for that hold's Unlock
+// (bounded by ctx, like any wait) before it asks Redis; TryLock then
+// reports false without I/O. Unlock may come from any goroutine. A hold
+// that was lost stays the handle's until its Unlock (which reports
+// redisync.ErrLockLost): as with sync.Mutex, the holder must unlock, and the
+// next Lock on the handle waits until it has.
+//
+// Re-entry is asked for, never inferred: WithReentrant makes the handle one
+// owner whose every Lock nests, Redisson's RLock semantics — each Lock
+// returns at once with the hold count one higher and the hold's token, and
+// needs its own Unlock; goroutines sharing such a handle do not exclude each
+// other. WithOwner implies it: handles (and Redisson clients) that share an
+// owner id are one owner and nest into its hold. WithNonReentrant makes a
+// Lock on a held handle fail at once with redisync.ErrNonReentrant instead
+// of waiting. Re-entry is not carried in a context: goroutines started
+// inside a critical section inherit its context and would all re-enter.
+//
+// In Redis a handle is one owner, "<client uuid>:<n>" unless WithOwner sets
+// it (so another process can resume or release a hold). The local wait
+// exists because Redis alone cannot tell two goroutines of one owner apart.
+//
+// # Lease
+//
+// By default a hold's lease is the Client's watchdog timeout (30 s),
+// renewed every third of it until the last Unlock; WithLease gives each
+// hold a fixed lease without renewal.
 // When a hold is lost — its key deleted or expired, renewal not confirmed
 // before the lease minus a drift margin, or the Client closed — Done closes
 // and Err matches redisync.ErrLockLost: before the lease can run out on the

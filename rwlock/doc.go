@@ -1,4 +1,4 @@
-// Package rwlock is a reentrant distributed read-write lock: many readers
+// Package rwlock is a distributed read-write lock: many readers
 // or one writer, with per-hold leases, renewal, a lost-lease signal and
 // fencing tokens, in Redisson's RReadWriteLock layout so Go and Java
 // services can share it.
@@ -10,23 +10,49 @@
 //	if err := rw.Lock(ctx); err != nil { ... }     // exclusive
 //	defer rw.Unlock(context.WithoutCancel(ctx))
 //
-// An RWMutex value is one owner with two sides. Each side is reentrant and
-// has its own hold count, lease, Done and Err; ReadLocker and WriteLocker
-// return the sides as redisync.Locker values for multilock and redisync.Do.
-// Ownership, leases (watchdog or WithLease), renewal, loss, cancellation and
-// errors follow the rlock package.
+// An RWMutex value is one owner with two sides. Each side has its own hold
+// count, lease, Done and Err; ReadLocker and WriteLocker return the sides as
+// redisync.Locker values for multilock and redisync.Do. Leases (watchdog or
+// WithLease), renewal, loss, cancellation and errors follow the rlock
+// package.
+//
+// # Ownership: a handle is a sync.RWMutex
+//
+// Goroutines may share one RWMutex as they would a sync.RWMutex. Its
+// readers read together: each RLock is one more read hold of the handle's
+// owner in Redis (the read side's count), its RUnlock one less, and the
+// read side's Token, Done and Err are those of the handle's read holds
+// together (Done closes when the last one ends). Its Lock excludes its own
+// readers and writers as well as everyone else's: a Lock while the handle
+// reads or writes waits for those holds to be released, an RLock while it
+// writes waits for the Unlock, and a waiting Lock holds back the handle's
+// later RLocks, so its readers cannot starve its writer. As with
+// sync.RWMutex, a goroutine must not RLock again while it reads (a writer
+// of the same handle may be waiting in between), nor Lock while it reads or
+// RLock while it writes: those wait until ctx ends. All waits are bounded by
+// ctx; Unlock and RUnlock may come from any goroutine; a lost hold stays the
+// handle's until its Unlock or RUnlock.
+//
+// WithReentrant asks for Redisson's RReadWriteLock semantics instead (and
+// WithOwner implies them): every Lock or RLock of the handle nests into its
+// side's hold at once, the write holder may take read holds (releasing the
+// last write hold then downgrades the lock), and a Lock by a handle that
+// only reads returns ErrUpgrade at once; goroutines sharing such a handle do
+// not exclude each other. WithNonReentrant turns each of the waits for the
+// handle's own holds into redisync.ErrNonReentrant at once (one read hold
+// per handle). See rlock's "Ownership" section for the reasoning.
 //
 // # Rules
 //
 //   - Readers share the lock while no other owner writes. The writer
 //     excludes every other reader and writer.
-//   - Write-to-read: the write holder may take read holds; releasing its
-//     last write hold then downgrades the lock to a read lock, and every
-//     waiter is woken at once (Redisson does not publish there, so its
-//     waiting readers sit out their poll).
-//   - Read-to-write: Lock by an owner that holds read holds but not the
-//     write hold returns ErrUpgrade at once. It would wait for its own read
-//     holds forever (Redisson's documented self-deadlock).
+//   - Write-to-read (reentrant handles): the write holder may take read
+//     holds; releasing its last write hold then downgrades the lock to a
+//     read lock, and every waiter is woken at once (Redisson does not
+//     publish there, so its waiting readers sit out their poll).
+//   - Read-to-write (reentrant handles): Lock by an owner that holds read
+//     holds but not the write hold returns ErrUpgrade at once. It would wait
+//     for its own read holds forever (Redisson's documented self-deadlock).
 //   - Fairness: by default readers are admitted whenever no writer holds the
 //     lock, as in Redisson: best read throughput, but a steady stream of
 //     overlapping readers can starve a writer indefinitely. With
