@@ -62,6 +62,7 @@ func background(t *testing.T, e *locktest.Env, args ...string) (*exec.Cmd, func(
 func TestRunWaitsOutAServerStall(t *testing.T) {
 	for _, wait := range []string{"1m", "forever"} {
 		t.Run(wait, func(t *testing.T) {
+			t.Parallel() // each on a server of its own
 			e := locktest.Setup(t)
 			_, holder := background(t, e, "run", "--lease", "1s", "--grace", "1s", "job:stall", "--",
 				"sh", "-c", `trap 'exit 0' TERM; while :; do sleep 0.05; done`)
