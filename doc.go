@@ -15,9 +15,9 @@
 //
 // The primitives:
 //
-//   - rlock: reentrant lock (Redisson's RLock layout);
-//   - fairlock: reentrant lock granted in arrival order;
-//   - rwlock: reentrant read-write lock (Redisson's RReadWriteLock layout);
+//   - rlock: lock, reentrant on request (Redisson's RLock layout);
+//   - fairlock: lock granted in arrival order;
+//   - rwlock: read-write lock (Redisson's RReadWriteLock layout);
 //   - semaphore: leased, identified permits;
 //   - multilock: all or nothing over any Lockers, deadlock-free;
 //   - redlock: quorum lock over independent masters.
@@ -30,9 +30,13 @@
 //
 // # Ownership
 //
-// A handle (an *rlock.Mutex, ...) is one owner: it draws the owner id
-// "<client id>:<n>". Lock on the same handle nests; goroutines that must
-// exclude each other use separate handles.
+// A handle (an *rlock.Mutex, ...) is used like a sync.Mutex: goroutines
+// sharing it exclude each other, and a Lock on a held handle waits for its
+// Unlock (in the process, bounded by ctx). Re-entry is asked for:
+// WithReentrant (in rlock, fairlock and rwlock) makes the handle one owner
+// whose every Lock nests, as Redisson's RLock, and WithOwner implies it. In
+// Redis a handle is one owner, "<client id>:<n>" unless WithOwner sets it.
+// See the rlock package's "Ownership" section.
 //
 // # Leases and loss
 //
