@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -177,6 +178,39 @@ func TestOutsideUserModule(t *testing.T) {
 	// -mod=mod lets each command add the requirements it needs, as it would
 	// for a user.
 
+	// Each published module that requires another lists every module its
+	// packages and tests build with, at the versions its requirements select
+	// (go.mod files of go 1.17 and later must): otherwise, once the modules
+	// are tagged, a GOWORK=off build of it asks for go.mod updates. A
+	// requirement the root module gains (golang.org/x/sync, say) is easy to
+	// miss, as the workspace hides it.
+	t.Run("go.mod lists every module", func(t *testing.T) {
+		for _, m := range mods[1:] {
+			dir := filepath.Join(t.TempDir(), path.Base(m.path))
+			for _, f := range moduleFiles(t, m.dir) {
+				data, err := os.ReadFile(filepath.Join(m.dir, filepath.FromSlash(f)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				p := filepath.Join(dir, filepath.FromSlash(f))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mod := &user{dir: dir, env: u.env}
+			before, _ := os.ReadFile(filepath.Join(dir, "go.mod"))
+			mod.gocmd(t, "list", "-deps", "-test", "./...") // -mod=mod: adds what is missing
+			after, _ := os.ReadFile(filepath.Join(dir, "go.mod"))
+			if added, dropped := lineDiff(string(before), string(after)); len(added)+len(dropped) > 0 {
+				t.Errorf("%s/go.mod is incomplete against %s %s: the go command added %q and dropped %q",
+					m.path, mods[0].path, version, added, dropped)
+			}
+		}
+	})
+
 	t.Run("program", func(t *testing.T) {
 		bin := filepath.Join(t.TempDir(), "user")
 		u.gocmd(t, "build", "-o", bin, ".")
@@ -224,4 +258,27 @@ func TestOutsideUserModule(t *testing.T) {
 		}
 		t.Logf("%d Examples compiled, vetted and ran outside the repository: %s", passed, strings.Join(examples, ", "))
 	})
+}
+
+// lineDiff returns the lines of b that a lacks and those of a that b lacks,
+// trimmed.
+func lineDiff(a, b string) (added, dropped []string) {
+	count := map[string]int{}
+	for _, l := range strings.Split(a, "\n") {
+		count[strings.TrimSpace(l)]++
+	}
+	for _, l := range strings.Split(b, "\n") {
+		count[strings.TrimSpace(l)]--
+	}
+	for l, n := range count {
+		switch {
+		case n < 0:
+			added = append(added, l)
+		case n > 0:
+			dropped = append(dropped, l)
+		}
+	}
+	sort.Strings(added)
+	sort.Strings(dropped)
+	return added, dropped
 }
