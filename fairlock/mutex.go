@@ -67,7 +67,7 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 	}
 	m.channel = m.keys.WaiterChannel(owner)
 	if o.Gated() {
-		m.gate = hold.NewGate(o.NonReentrant)
+		m.gate = hold.NewGate(o.NonReentrant, e.Closed())
 	}
 	m.hold = hold.New(hold.Config{
 		Engine:       e,

@@ -57,7 +57,7 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 		keys:    scripts.LockKeys{Lock: name, Channel: channel, Token: token},
 	}
 	if o.Gated() {
-		m.gate = hold.NewGate(o.NonReentrant)
+		m.gate = hold.NewGate(o.NonReentrant, e.Closed())
 	}
 	m.hold = hold.New(hold.Config{
 		Engine:       e,

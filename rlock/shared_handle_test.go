@@ -220,3 +220,20 @@ func TestHandlesWithOneOwnerIdShareItsHold(t *testing.T) {
 	}
 	locktest.Eventually(t, 5*time.Second, func() bool { return !e.Exists(t, name) }, "the owner's holds all released")
 }
+
+func TestClosingTheClientEndsAWaitForTheHandle(t *testing.T) {
+	e := setup(t)
+	c := e.Client(t)
+	m := New(c, "shared:closed")
+	require.NoError(t, m.Lock(bg()))
+	got := make(chan error, 1)
+	go func() { got <- m.Lock(bg()) }()
+	time.Sleep(50 * time.Millisecond)
+	require.NoError(t, c.Close())
+	select {
+	case err := <-got:
+		assert.ErrorIs(t, err, redisync.ErrClosed)
+	case <-time.After(10 * time.Second):
+		t.Fatal("a Lock waiting for its own handle outlived the Client")
+	}
+}

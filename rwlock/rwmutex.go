@@ -102,7 +102,7 @@ func New(c *redisync.Client, name string, opts ...Option) *RWMutex {
 		return scripts.RWWriteRelease(ctx, e.RC, &rw.keys, rw.leaseMs, a.Expected, e.Publish)
 	}, scripts.RenewItem{Key: name, Owner: rw.keys.WriteField})
 	if o.Gated() {
-		rw.wgate, rw.rgate = hold.NewRWGate(o.NonReentrant)
+		rw.wgate, rw.rgate = hold.NewRWGate(o.NonReentrant, e.Closed())
 	}
 	return rw
 }

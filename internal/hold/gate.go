@@ -31,7 +31,9 @@ import (
 // that Unlock is where it learns of the loss.
 //
 // A refusing gate (WithNonReentrant) does not wait: entering it while it is
-// taken fails at once with ErrNonReentrant.
+// taken fails at once with ErrNonReentrant. A wait at the gate also ends,
+// with ErrClosed, when the Client is closed: the holder's Unlock may never
+// come then.
 //
 // A nil *Gate is always open: every method succeeds at once and Exit does
 // nothing. All methods are safe for concurrent use.
@@ -39,6 +41,7 @@ type Gate struct {
 	sem    *semaphore.Weighted // shared by the two sides of a read-write gate
 	weight int64               // what one entry takes: 1, or all of sem for a writer
 	refuse bool                // a taken gate is ErrNonReentrant, not a wait
+	closed <-chan struct{}     // closed with the Client; nil: never
 
 	mu   sync.Mutex
 	held int64 // entries whose acquire was granted and whose Exit has not come
@@ -50,12 +53,13 @@ const maxReaders = 1 << 30
 
 // NewGate returns the gate of an exclusive handle (rlock, fairlock). With
 // refuse, entering a taken gate fails with ErrNonReentrant instead of
-// waiting.
-func NewGate(refuse bool) *Gate {
+// waiting. A wait ends with ErrClosed when closed is closed (the Client's
+// Closed channel).
+func NewGate(refuse bool, closed <-chan struct{}) *Gate {
 	if gateDisabled {
 		return nil
 	}
-	return &Gate{sem: semaphore.NewWeighted(1), weight: 1, refuse: refuse}
+	return &Gate{sem: semaphore.NewWeighted(1), weight: 1, refuse: refuse, closed: closed}
 }
 
 // NewRWGate returns the two gates of a read-write handle, which behave like
@@ -65,30 +69,53 @@ func NewGate(refuse bool) *Gate {
 // arrival order), so local readers cannot starve a local writer — and, as
 // with sync.RWMutex, a goroutine that reads must not enter the read gate
 // again while a writer may be waiting.
-func NewRWGate(refuse bool) (write, read *Gate) {
+func NewRWGate(refuse bool, closed <-chan struct{}) (write, read *Gate) {
 	if gateDisabled {
 		return nil, nil
 	}
 	sem := semaphore.NewWeighted(maxReaders)
-	return &Gate{sem: sem, weight: maxReaders, refuse: refuse},
-		&Gate{sem: sem, weight: 1, refuse: refuse}
+	return &Gate{sem: sem, weight: maxReaders, refuse: refuse, closed: closed},
+		&Gate{sem: sem, weight: 1, refuse: refuse, closed: closed}
 }
 
 // Enter waits until the gate lets this caller in, or ctx ends. It returns
-// nil, ctx.Err() unwrapped (the gate is unchanged), or ErrNonReentrant at
-// once when a refusing gate is taken. After a nil return the caller must
-// report its acquire with Acquired.
+// nil, ctx.Err() unwrapped (the gate is unchanged), ErrClosed when the
+// Client was closed during the wait, or ErrNonReentrant at once when a
+// refusing gate is taken. After a nil return the caller must report its
+// acquire with Acquired.
 func (g *Gate) Enter(ctx context.Context) error {
-	if g == nil {
+	if g == nil || g.sem.TryAcquire(g.weight) {
 		return nil
 	}
 	if g.refuse {
-		if !g.sem.TryAcquire(g.weight) {
-			return errs.ErrNonReentrant
-		}
-		return nil
+		return errs.ErrNonReentrant
 	}
-	return g.sem.Acquire(ctx, g.weight)
+	if g.closed == nil {
+		return g.sem.Acquire(ctx, g.weight)
+	}
+	// Wait for the gate, ctx or the Client's end, whichever comes first. The
+	// watcher is this call's own and has exited when Enter returns.
+	wctx, cancel := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case <-g.closed:
+			cancel()
+		case <-wctx.Done():
+		}
+	}()
+	err := g.sem.Acquire(wctx, g.weight)
+	cancel()
+	<-watched
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	default:
+		return errs.ErrClosed
+	}
 }
 
 // TryEnter enters the gate if it is open, without waiting: (false, nil)

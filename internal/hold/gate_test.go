@@ -46,7 +46,7 @@ func mustEnter(t *testing.T, got <-chan error, why string) {
 
 func TestGateLetsOneHolderInUntilExit(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	g := NewGate(false)
+	g := NewGate(false, nil)
 	if err := g.Enter(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestGateLetsOneHolderInUntilExit(t *testing.T) {
 
 func TestGateOpensAfterAFailedAcquire(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	g := NewGate(false)
+	g := NewGate(false, nil)
 	if ok, err := g.TryEnter(); !ok || err != nil {
 		t.Fatalf("TryEnter on an open gate: (%v, %v)", ok, err)
 	}
@@ -86,7 +86,7 @@ func TestGateOpensAfterAFailedAcquire(t *testing.T) {
 
 func TestGateExitWithoutAHolderChangesNothing(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	g := NewGate(false)
+	g := NewGate(false, nil)
 	g.Exit() // a stray Unlock: no debt, no credit
 	if err := g.Enter(context.Background()); err != nil {
 		t.Fatal(err)
@@ -107,7 +107,7 @@ func TestGateExitWithoutAHolderChangesNothing(t *testing.T) {
 
 func TestRefusingGateReturnsErrNonReentrantAtOnce(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	g := NewGate(true)
+	g := NewGate(true, nil)
 	if err := g.Enter(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestRefusingGateReturnsErrNonReentrantAtOnce(t *testing.T) {
 
 func TestRWGateReadersShareWritersExclude(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	w, r := NewRWGate(false)
+	w, r := NewRWGate(false, nil)
 	for range 3 { // readers share
 		if ok, err := r.TryEnter(); !ok || err != nil {
 			t.Fatalf("reader: (%v, %v)", ok, err)
@@ -164,7 +164,7 @@ func TestRWGateReadersShareWritersExclude(t *testing.T) {
 
 func TestRefusingRWGate(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	w, r := NewRWGate(true)
+	w, r := NewRWGate(true, nil)
 	if err := w.Enter(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -196,4 +196,37 @@ func TestNilGateIsAlwaysOpen(t *testing.T) {
 	}
 	g.Exit()
 	g.Acquired(false)
+}
+
+func TestGateWaitEndsWhenTheClientCloses(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	closed := make(chan struct{})
+	g := NewGate(false, closed)
+	if err := g.Enter(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	g.Acquired(true)
+	got := enterSoon(context.Background(), g)
+	mustWait(t, got, "second holder")
+	close(closed) // the holder's Unlock may never come now
+	select {
+	case err := <-got:
+		if !errors.Is(err, errs.ErrClosed) {
+			t.Fatalf("wait ended with %v, want ErrClosed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the wait outlived the Client")
+	}
+	// A ctx that ends first still reports itself, unwrapped.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := NewGate(false, make(chan struct{})).Enter(ctx); err != nil {
+		t.Fatalf("an open gate with a done ctx: %v (the caller checks ctx first)", err)
+	}
+	g2 := NewGate(false, make(chan struct{}))
+	_ = g2.Enter(context.Background())
+	g2.Acquired(true)
+	if err := g2.Enter(ctx); err != context.Canceled {
+		t.Fatalf("taken gate, done ctx: %v", err)
+	}
 }
