@@ -25,10 +25,10 @@ type user struct {
 }
 
 // newUser writes the proxy and an empty user module, each in a temporary
-// directory. Its go commands see no workspace, no replace and no network:
-// GOPROXY is the proxy, then the machine's module cache as a second proxy for
-// the third-party modules. Its own module cache is temporary, so the
-// versions it serves never reach the machine's.
+// directory. Its go commands see no workspace and no replace, and need no
+// network when the machine's module cache holds the third-party modules. Its
+// own module cache is temporary, so the versions the proxy serves never reach
+// the machine's.
 func newUser(t *testing.T) (*user, []module) {
 	t.Helper()
 	if testing.Short() {
@@ -44,16 +44,31 @@ func newUser(t *testing.T) (*user, []module) {
 	proxy := filepath.Join(tmp, "proxy")
 	writeProxy(t, proxy, mods)
 
-	cache, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	out, err := exec.Command("go", "env", "GOMODCACHE", "GOPROXY").Output()
 	if err != nil {
-		t.Fatalf("go env GOMODCACHE: %v", err)
+		t.Fatalf("go env: %v", err)
+	}
+	goenv := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(goenv) != 2 {
+		t.Fatalf("go env GOMODCACHE GOPROXY: %q", out)
+	}
+	// The repository's proxy first, then the machine's module cache (what
+	// the repository's own builds downloaded), then the machine's GOPROXY
+	// for anything the cache lacks (on a fresh machine, the test runs
+	// before redisyncotel's dependencies were ever fetched).
+	goproxy := "file://" + filepath.ToSlash(proxy) + ",file://" + filepath.ToSlash(filepath.Join(goenv[0], "cache", "download"))
+	if p := strings.TrimSpace(goenv[1]); p != "" && p != "off" {
+		goproxy += "," + p
 	}
 	u := &user{dir: filepath.Join(tmp, "user")}
 	u.env = append(os.Environ(),
 		"GOWORK=off",
 		"GOFLAGS=-mod=mod -trimpath", // -trimpath: the build cache serves the next run despite the new module cache
-		"GOPROXY=file://"+filepath.ToSlash(proxy)+",file://"+filepath.ToSlash(filepath.Join(strings.TrimSpace(string(cache)), "cache", "download")),
-		"GOSUMDB=off", // the versions are the test's own: no checksum database knows them
+		"GOPROXY="+goproxy,
+		// The repository's versions are the test's own (no checksum
+		// database knows them), and with a fresh module cache every
+		// third-party module would be looked up in the database online.
+		"GOSUMDB=off",
 		"GONOSUMDB=", "GONOPROXY=", "GOPRIVATE=", "GOINSECURE=",
 		"GOMODCACHE="+filepath.Join(tmp, "modcache"),
 		"GOTOOLCHAIN=local",
