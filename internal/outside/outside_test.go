@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -245,12 +246,21 @@ func TestOutsideUserModule(t *testing.T) {
 		var examples []string // names, for the count
 		for _, m := range mods {
 			for _, f := range moduleFiles(t, m.dir) {
-				if !strings.HasPrefix(path.Base(f), "example") || !strings.HasSuffix(f, "_test.go") {
-					continue
+				if !strings.HasSuffix(f, "_test.go") || slices.Contains(strings.Split(f, "/"), "internal") {
+					continue // not a test, or not importable from outside
 				}
 				data, err := os.ReadFile(filepath.Join(m.dir, filepath.FromSlash(f)))
 				if err != nil {
 					t.Fatal(err)
+				}
+				if !strings.HasPrefix(path.Base(f), "example") {
+					// Examples live in example*_test.go files, which need
+					// nothing from the other test files: they are what
+					// this test copies.
+					if exampleFunc.Match(data) {
+						t.Errorf("%s/%s declares an Example: move it to an example_test.go", m.path, f)
+					}
+					continue
 				}
 				for _, match := range exampleFunc.FindAllStringSubmatch(string(data), -1) {
 					examples = append(examples, path.Join(m.path, path.Dir(f))+"."+match[1])
