@@ -116,6 +116,7 @@ type Hold struct {
 	err     error           // nil while held; why the last hold ended otherwise
 	renewal *watchdog.Lease // the current hold's registration with the watchdog
 	lost    bool            // the last hold was lost: Unlock cleans up and reports it
+	held    bool            // the handle has had a hold of its own
 	since   time.Time       // when the current hold was acquired (sent)
 	queue   []*job          // releases not yet answered by Redis, in order
 }
@@ -344,7 +345,7 @@ func (h *Hold) granted(res scripts.Acquired, sent time.Time) error {
 	if err := w.Add(l, sent); err != nil {
 		return errs.ErrClosed
 	}
-	h.holds, h.remote = 1, res.Count
+	h.holds, h.remote, h.held = 1, res.Count, true
 	h.renewal, h.token, h.err, h.lost = l, res.Token, nil, false
 	h.done, h.since = make(chan struct{}), sent
 	return nil
@@ -426,11 +427,19 @@ func (h *Hold) Unlock(ctx context.Context) error {
 	case n == 0 && lost:
 		h.lost = false
 		j.kind, j.result = kindAll, h.err
-	case n == 0 && len(h.queue) > 0:
-		j.kind = kindWait // an earlier release is still unanswered: see it through
+	case n == 0 && len(h.queue) > 0 && h.queue[0].told:
+		// An earlier Unlock was told an error and its release is still
+		// queued: this one sees it through (and releases nothing more).
+		j.kind = kindWait
+	case n == 0 && h.held:
+		// The handle's own holds are over (their releases done or under
+		// way): a second Unlock is turned away, as sync.Mutex's would be,
+		// and never takes a hold that is not this handle's.
+		h.mu.Unlock()
+		return errs.ErrNotHeld
 	case n == 0:
-		// No hold on this handle: an owner resumed with WithOwner may still
-		// hold one in Redis.
+		// This handle never held: an owner resumed with WithOwner may
+		// still hold in Redis (a process that crashed holding it).
 		j.kind = kindAny
 	default:
 		h.holds--
