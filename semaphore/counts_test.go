@@ -14,7 +14,9 @@ import (
 // without expiry; a capacity of MaxInt64 no longer reads back as -2^63.
 func TestCountsBeyondWhatLuaRepresentsAreErrBadCountWithoutIO(t *testing.T) {
 	e := setup(t)
-	calls := func() int64 { return redistest.CommandCalls(t, e.RC, "evalsha") + redistest.CommandCalls(t, e.RC, "eval") }
+	calls := func() int64 {
+		return redistest.CommandCalls(t, e.RC, "evalsha") + redistest.CommandCalls(t, e.RC, "eval")
+	}
 	before := calls()
 	for _, capacity := range []int{MaxPermits + 1, 1e17, math.MaxInt64} {
 		s := New(e.C, "sem:huge", capacity)
