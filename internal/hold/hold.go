@@ -117,6 +117,7 @@ type Hold struct {
 	renewal *watchdog.Lease // the current hold's registration with the watchdog
 	lost    bool            // the last hold was lost: Unlock cleans up and reports it
 	held    bool            // the handle has had a hold of its own
+	ended   uint64          // token of the last hold that ended (what a cleanup may touch)
 	since   time.Time       // when the current hold was acquired (sent)
 	queue   []*job          // releases not yet answered by Redis, in order
 }
@@ -426,7 +427,7 @@ func (h *Hold) Unlock(ctx context.Context) error {
 	switch {
 	case n == 0 && lost:
 		h.lost = false
-		j.kind, j.result = kindAll, h.err
+		j.kind, j.result, j.token = kindAll, h.err, h.ended
 	case n == 0 && len(h.queue) > 0 && h.queue[0].told:
 		// An earlier Unlock was told an error and its release is still
 		// queued: this one sees it through (and releases nothing more).
@@ -456,7 +457,7 @@ func (h *Hold) Unlock(ctx context.Context) error {
 			h.end(renewal, LostReason(h.cfg.Engine), false)
 			h.mu.Lock()
 			h.lost = false // this Unlock cleans up and reports it
-			j.kind, j.result = kindAll, h.err
+			j.kind, j.result, j.token = kindAll, h.err, h.ended
 			h.mu.Unlock()
 		}
 	}
@@ -543,7 +544,8 @@ func (h *Hold) run(ctx context.Context, j *job) (error, bool) {
 		j.fixed = true
 		switch j.kind {
 		case kindAll:
-			j.args.Expected = scripts.ReleaseAll
+			// Only the lost hold's remains: never a later hold of the owner.
+			j.args.Expected, j.args.Token = scripts.ReleaseAll, j.token
 		case kindAny:
 			j.args.Expected = scripts.ReleaseAny
 		default:
@@ -679,6 +681,7 @@ func (h *Hold) end(l *watchdog.Lease, reason error, lost bool) {
 		h.mu.Unlock()
 		return
 	}
+	h.ended = h.token
 	h.renewal, h.holds, h.token, h.err, h.lost = nil, 0, 0, reason, lost
 	close(h.done)
 	held := time.Since(h.since)
