@@ -25,9 +25,13 @@ type mutant struct {
 	avoid  string
 }
 
+// Defect 3 (mutant_multilock_forget) is not listed: since Unlock always
+// sends its release (defect 2's fix), a component's Unlock with a done ctx
+// still releases, so a multilock that forgets it loses nothing the model's
+// steps can see; only a release that fails outright shows it, which
+// multilock's own tests arrange. The model found defect 3 on ae978fd.
 var mutants = []mutant{
 	{"mutant_unlock_ctx", "2: Unlock with a done ctx releases nothing", "self,shared,multictx,panic,owner,stall,wrongtype"},
-	{"mutant_multilock_forget", "3: multilock forgets holds whose release failed", "self,shared,unlockctx,panic,owner,stall,wrongtype"},
 	{"mutant_do_panic", "4: a panic in Do skips the Unlock", "self,shared,unlockctx,multictx,owner,stall,wrongtype"},
 	{"mutant_shared_owner", "5: shared owners release by an expected count", "self,shared,unlockctx,multictx,panic,stall,wrongtype"},
 	// Both halves of defect 6: the renew script fails on a wrong-type key,
@@ -54,7 +58,7 @@ func TestModelFindsEveryMutant(t *testing.T) {
 			// The same focus without the mutant passes: a failure with it is
 			// the mutant's doing.
 			if text, err := runModel(t, "", m.avoid, teethBaseline); err != nil {
-				t.Fatalf("without the mutant the focused model fails (%v):\n%s", err, lastLines(text, 20))
+				t.Fatalf("without the mutant the focused model fails (%v): %s %s", err, failure(text), seed.FindString(text))
 			}
 			start := time.Now()
 			text, err := runModel(t, m.tag, m.avoid, teethChecks)
