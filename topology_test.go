@@ -280,7 +280,7 @@ func suiteRWLock(t *testing.T, d *deployment) {
 	c := d.client(t, patient...)
 	bg := context.Background()
 	const name = "catalog"
-	r1, r2, w := rwlock.New(c, name), rwlock.New(c, name), rwlock.New(d.client(t, patient...), name)
+	r1, r2, w := rwlock.New(c, name), rwlock.New(c, name), rwlock.New(d.client(t, patient...), name, rwlock.WithReentrant()) // w downgrades
 	require.NoError(t, r1.RLock(bg))
 	require.NoError(t, r2.RLock(bg))
 	d.sameNode(t, name)
