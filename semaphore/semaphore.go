@@ -115,7 +115,9 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Permit, error) {
 		return ok, hint, err
 	})
 	if err != nil {
-		s.leave(ctx, p.id)
+		// Leave the queue after the last acquire is settled: one still in
+		// flight (ctx ended first) would otherwise queue the request again.
+		p.hold.AfterOps(func() { s.leave(ctx, p.id) })
 		return nil, err
 	}
 	return p, nil

@@ -636,6 +636,25 @@ func (h *Hold) Quiesce() {
 	h.op.Unlock()
 }
 
+// AfterOps runs f once no operation of this hold is in progress: at once
+// on this goroutine when none is, otherwise in a Client task after the one
+// in progress ends (the undo of an acquire whose caller has gone). f runs
+// before the handle's next operation. A semaphore's Acquire takes its
+// request out of the queue this way, so an acquire still in flight cannot
+// put it back afterwards.
+func (h *Hold) AfterOps(f func()) {
+	if h.op.TryLock() {
+		defer h.op.Unlock()
+		f()
+		return
+	}
+	h.cfg.Engine.Go(func() {
+		h.op.Lock()
+		defer h.op.Unlock()
+		f()
+	})
+}
+
 // Count is the hold count as this handle last saw it in Redis.
 func (h *Hold) Count() int64 {
 	h.mu.Lock()
