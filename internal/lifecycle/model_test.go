@@ -54,6 +54,11 @@ const (
 	busyWait  = 80 * time.Millisecond // ctx of a Lock the model expects to wait in vain
 	liveWait  = 5 * time.Second       // ctx of a Lock the model expects to succeed
 	pauseFor  = lease + 300*time.Millisecond
+	// An Unlock during a short pause (shorter than the holds' slack, so
+	// nothing else is lost) waits unlockWait for a reply that comes after
+	// unlockPause.
+	unlockWait  = 100 * time.Millisecond
+	unlockPause = 300 * time.Millisecond
 	// renewGrace covers a renewal batch sent just before a hold ended and
 	// answered late on a loaded machine; a hold renewed after its end is
 	// renewed every third of the lease, so it still shows.

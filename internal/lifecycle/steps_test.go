@@ -436,6 +436,8 @@ func (r *run) faultStep(t *rapid.T) {
 			r.struckQuiet(lk)
 		}
 		r.awaitLosses(t, "FLUSHALL")
+	case k == 21:
+		r.unlockInPause(t)
 	case k < 22:
 		r.raw(t, "SCRIPT", "FLUSH")
 		r.e.stats["fault SCRIPT FLUSH"]++
@@ -529,6 +531,29 @@ func (r *run) awaitLosses(t *rapid.T, what string) {
 				t.Fatalf("after %s: %s's Err is %v, want ErrLockLost", what, h.label, err)
 			}
 		}
+	}
+}
+
+// unlockInPause unlocks a held handle while server 0 is paused, with a ctx
+// that ends before the server is back: the hold ends at once, Unlock
+// returns the ctx's error, and the release lands once the server answers.
+func (r *run) unlockInPause(t *rapid.T) {
+	h := r.pickHandle(t, func(h *handle) bool {
+		return h.count > 0 && !avoidFor("unlockctx", h.lk.kind) && !(h.lk.kind == "multilock" && avoid("multictx"))
+	})
+	r.e.stats["fault UNLOCK-IN-PAUSE"]++
+	r.e.srv[0].Pause()
+	ctx, cancel := context.WithTimeout(bg, unlockWait)
+	err := h.unlock(ctx)
+	cancel()
+	time.Sleep(unlockPause)
+	r.e.srv[0].Resume()
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("%s.Unlock(ctx of %v) while server 0 is paused: %v, want nil or context.DeadlineExceeded", h.label, unlockWait, err)
+	}
+	h.count--
+	if h.count == 0 {
+		h.token = 0
 	}
 }
 
