@@ -305,7 +305,7 @@ func TestUnlockForceAsksAndTakesTheLockAway(t *testing.T) {
 
 func TestEverySubcommandHasHelpAndOneLineErrors(t *testing.T) {
 	e := locktest.Setup(t)
-	for _, args := range [][]string{{"run", "--help"}, {"sem", "run", "--help"}, {"inspect", "--help"}, {"unlock", "--help"}, {"demo", "--help"}, {"torture", "--help"}, {"--help"}} {
+	for _, args := range [][]string{{"run", "--help"}, {"sem", "run", "--help"}, {"inspect", "--help"}, {"unlock", "--help"}, {"demo", "--help"}, {"--help"}} {
 		r := cli(t, e, "", args...)
 		assert.Equal(t, 0, r.code, "%v: %s", args, r.stderr)
 		assert.Contains(t, r.stdout, "usage: redisync", "%v", args)
@@ -345,37 +345,6 @@ func TestConnectionFlags(t *testing.T) {
 	assert.NoError(t, cmd.Run())
 	r = cli(t, e, "", "inspect", "--redis", "redis://:s3cret@"+e.Srv.Addr(), "x")
 	assert.Equal(t, 0, r.code, r.stderr)
-}
-
-func TestTortureRunsAndPrintsTheTable(t *testing.T) {
-	e := locktest.Setup(t)
-	report := filepath.Join(t.TempDir(), "report.json")
-	r := cli(t, e, "", "torture", "--primitive", "fairlock", "--scenario", "pubsub-kill", "--duration", "1s", "--lease", "300ms", "--json", report)
-	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "scenario")
-	assert.Contains(t, r.stdout, "fairlock")
-	assert.Contains(t, r.stdout, "pubsub-kill")
-	assert.Contains(t, r.stdout, "ok")
-	b, err := os.ReadFile(report)
-	require.NoError(t, err)
-	var reps []map[string]any
-	require.NoError(t, json.Unmarshal(b, &reps))
-	require.Len(t, reps, 1)
-	assert.Positive(t, reps[0]["grants"])
-	assert.Equal(t, "fairlock", reps[0]["primitive"])
-	r = cli(t, e, "", "torture", "--scenario", "nope")
-	assert.Equal(t, exitError, r.code)
-	assert.Contains(t, r.stderr, "unknown scenario")
-	// Workers as processes of the binary itself, SIGKILLed by the nemesis.
-	r = cli(t, e, "", "torture", "--processes", "--scenario", "crash", "--duration", "2s", "--lease", "300ms", "--workers", "3", "--names", "1")
-	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "crash")
-	r = cli(t, e, "", "torture", "--primitive", "mutex")
-	assert.Equal(t, exitError, r.code)
-	assert.Contains(t, r.stderr, "unknown primitive")
-	r = cli(t, e, "", "torture", "--primitive", "rlock", "--scenario", "split-brain")
-	assert.Equal(t, exitError, r.code)
-	assert.Contains(t, r.stderr, "redlock only")
 }
 
 // --tls-ca and rediss:// reach a TLS listener; an unknown CA is a one-line

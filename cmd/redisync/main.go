@@ -7,7 +7,6 @@
 //	redisync inspect [--json] NAME
 //	redisync unlock --force [--yes] NAME
 //	redisync demo [--workers N] [--locks K] [--duration D]
-//	redisync torture [--scenario S] [--duration D] [--seed N] [--json F] [--events F]
 //
 // run holds a lock while CMD runs and exits with CMD's status; sem run does
 // the same with semaphore permits. inspect shows holders, leases, tokens and
@@ -22,6 +21,10 @@
 // ***), and whatever came from Redis is printed with control characters
 // escaped.
 //
+// The fault harness that used to be `redisync torture` is the command
+// redisync-torture (cmd/redisync-torture): this binary links neither it nor
+// its test servers.
+//
 // Exit statuses: CMD's own (run, sem run); 1 error; 2 usage; 75 --wait
 // passed with the lock held by others; 76 lock lost while CMD ran (CMD was
 // terminated); 127 CMD cannot be started.
@@ -32,8 +35,6 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
-
-	"github.com/redisync/redisync/internal/torture"
 )
 
 const usage = `usage: redisync <command> [flags]
@@ -47,16 +48,13 @@ commands:
   unlock    force-unlock a lock whose holder is gone (--force)
   demo      workers contend for a few locks; prints acquisitions, hand-offs,
             wait percentiles and a fencing-token check
-  torture   the fault harness: workload, nemesis, fenced resource, oracles
 
 run 'redisync <command> --help' for a command's flags; --version for the version
+(the fault harness is the command redisync-torture)
 
 ` + exitTable + "\n"
 
 func main() {
-	if torture.IsChild() { // a worker process of `redisync torture --processes`
-		os.Exit(torture.ChildMain(os.Stdout))
-	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -79,7 +77,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "unlock":
 		return unlockCmd(args[1:], stdout, stderr)
 	case "torture":
-		return tortureCmd(args[1:], stdout, stderr)
+		return tortureCmd(stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
