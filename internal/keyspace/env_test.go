@@ -52,6 +52,7 @@ func dial(tb testing.TB) rueidis.Client {
 	if err != nil {
 		tb.Fatalf("connect to %s: %v", addr, err)
 	}
+	tb.Cleanup(rc.Close)
 	return rc
 }
 
