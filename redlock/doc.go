@@ -8,6 +8,26 @@
 //	if err := mu.Lock(ctx); err != nil { ... }  // *QuorumError when nodes fail
 //	defer mu.Unlock(context.WithoutCancel(ctx))
 //
+// # Ownership: a handle is a sync.Mutex
+//
+// A Mutex is used like a sync.Mutex: goroutines may share one handle, and
+// its Lock and Unlock exclude them from each other as well as from every
+// other handle and process. A Lock on a handle that is already held — by
+// another goroutine, or by the same code path — waits for that hold's
+// Unlock (bounded by ctx) before it asks any node; TryLock then reports
+// false without I/O. Unlock may come from any goroutine. A lost hold stays
+// the handle's until its Unlock, which reports redisync.ErrLockLost.
+// WithReentrant asks for re-entry instead: every Lock on the handle nests,
+// without I/O, keeps the hold's token and needs its own Unlock (the nodes
+// keep no count; the last Unlock releases). On every node the handle is one
+// owner, "<first client's uuid>:<n>".
+//
+// The hold itself — its count, token, Done and Err, its watchdog
+// registration, loss, and the queue of releases that Unlock leaves to
+// finish — is the lifecycle every redisync lock shares (internal/hold);
+// this package supplies its acquire (the quorum round below) and its
+// release (on every node).
+//
 // Read this first: a Redlock is not a correctness guarantee. It assumes
 // bounded network delay, bounded process pauses and bounded clock drift; a
 // holder that pauses past its validity, or a node whose clock jumps, can
@@ -53,7 +73,9 @@
 // 100 ms), bound only how long it waits for the replies. A task of the
 // first Client awaits the rest, and this handle's next Lock waits for that
 // task (at most two seconds), so a late release never meets the handle's
-// next hold (both are this owner's key).
+// next hold (both are this owner's key). A release that no node confirmed
+// stays queued and is sent again before the handle's next round (a
+// release that lands twice deletes nothing but this owner's key).
 //
 // The watchdog of the first Client renews a hold on every node every third
 // of the lease (owner-checked PEXPIRE, never re-creating a key). The hold is

@@ -15,11 +15,12 @@ import (
 	"github.com/redisync/redisync/internal/lockopt"
 	"github.com/redisync/redisync/internal/obs"
 	"github.com/redisync/redisync/scripts"
-	"github.com/redisync/redisync/watchdog"
 )
 
 // Mutex is a Redlock over independent Redis masters; see the package doc.
-// A Mutex value is one owner; its methods are safe for concurrent use.
+// Goroutines that share a Mutex exclude each other as they would around a
+// sync.Mutex, unless it was made with WithReentrant (see the package doc's
+// Ownership section). All methods are safe for concurrent use.
 type Mutex struct {
 	nodes       []*node
 	e0          *engine.Engine // the first client: its watchdog, id, observer
@@ -37,24 +38,23 @@ type Mutex struct {
 	// and before the validity is computed: a pause there must fail.
 	afterReplies func()
 
-	// op serializes attempts and releases (a channel of one token, so that
-	// a Lock can stop waiting for it when ctx ends). A Client task may hold
-	// it while it awaits the replies to a release the caller stopped
-	// waiting for.
+	gate *hold.Gate // nil for a reentrant handle
+	// hold is the handle's hold: count, token, Done, Err, renewal and the
+	// queue of releases (internal/hold). Its acquire is the quorum round,
+	// its release the release on every node.
+	hold *hold.Hold
+
+	// op serializes the handle's traffic to the nodes: quorum rounds,
+	// releases, and the settling of late phase-1 replies (a channel of one
+	// token, so that a round can stop waiting for it when ctx ends). A
+	// Client task may hold it while it awaits the replies to a release the
+	// caller stopped waiting for, so a late release never meets the next
+	// acquire on a node.
 	op chan struct{}
 
 	mu      sync.Mutex
-	holds   int
-	token   uint64
-	done    chan struct{}
-	err     error
-	renewal *watchdog.Lease
-	since   time.Time
-	lost    bool   // the last hold was lost: Unlock cleans up and reports it
-	members []bool // by node: the current hold's grant was fenced there
+	members []bool // by node: the current hold's grant was fenced there (under op to change)
 }
-
-var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // New returns a Redlock named name over the masters behind clients (one
 // Client per independent master, no replication between them; use an odd
@@ -109,7 +109,19 @@ func New(clients []*redisync.Client, name string, opts ...Option) *Mutex {
 	if o.quarantineSet {
 		m.quarantine = o.quarantine
 	}
-	m.done, m.err = closedChan, redisync.ErrNotHeld
+	if !o.reentrant {
+		m.gate = hold.NewGate(false, m.e0.Closed())
+	}
+	m.hold = hold.New(hold.Config{
+		Engine:      m.e0,
+		Lease:       m.lease,
+		Fixed:       m.fixed,
+		LocalCount:  true, // the nodes keep no count: re-entry is local
+		Release:     m.releaseHold,
+		Renewer:     renewerOf,
+		RenewTarget: func(uint64) any { return m },
+		Observed:    obs.Target{Primitive: "redlock", Name: name},
+	})
 	return m
 }
 
@@ -118,7 +130,9 @@ func (m *Mutex) Name() string { return m.name }
 
 // Lock blocks until the lock is held on a quorum of nodes with time to
 // spare, or ctx ends. Attempts are repeated after a random delay
-// (WithRetryDelay). Locking a held Mutex nests without I/O. It returns nil;
+// (WithRetryDelay). On a Mutex that is already held it waits for that
+// hold's Unlock, as sync.Mutex.Lock does; with WithReentrant it nests
+// without I/O (each Lock needs its own Unlock). It returns nil;
 // when ctx ends, ctx.Err() unwrapped if the lock was simply taken, or a
 // *QuorumError (whose Unwrap includes ctx.Err()) if the last attempt failed
 // because nodes failed; redisync.ErrClosed. Lock panics on a nil ctx.
@@ -129,6 +143,15 @@ func (m *Mutex) Lock(ctx context.Context) error {
 	if m.nameErr != nil {
 		return m.nameErr
 	}
+	if err := m.gate.Enter(ctx); err != nil {
+		return err
+	}
+	err := m.lock(ctx)
+	m.gate.Acquired(err == nil)
+	return err
+}
+
+func (m *Mutex) lock(ctx context.Context) error {
 	start := time.Now()
 	var qerr *QuorumError // the last completed attempt's, nil if busy
 	for attempts := 0; ; attempts++ {
@@ -141,6 +164,9 @@ func (m *Mutex) Lock(ctx context.Context) error {
 			// ctx ended during the attempt (which was not abandoned: a
 			// Client task undoes its grants): report the last completed one.
 			return withCause(qerr, ctx.Err())
+		case errors.As(err, &q) && q.Op == OpRelease:
+			// The release of this handle's last hold is still owed (no
+			// node answered it): it is sent again before the next round.
 		case err != nil:
 			return err
 		case ok:
@@ -189,6 +215,15 @@ func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
+	if ok, err := m.gate.TryEnter(); !ok {
+		return false, err
+	}
+	ok, err := m.tryLock(ctx)
+	m.gate.Acquired(ok && err == nil)
+	return ok, err
+}
+
+func (m *Mutex) tryLock(ctx context.Context) (bool, error) {
 	start := time.Now()
 	ok, qerr, err := m.attempt(ctx)
 	switch {
@@ -209,37 +244,42 @@ func (m *Mutex) observeGrant(start time.Time, waited bool) {
 	m.e0.Observe(obs.Event{Kind: obs.Acquired, Primitive: "redlock", Name: m.name, Wait: time.Since(start), Waited: waited})
 }
 
-// attempt is one Redlock round: phase 1 on every node in parallel, the
+// attempt is one acquisition of the handle's hold: the hold (internal/hold)
+// sends the releases it still owes, nests a reentrant handle without I/O,
+// and records the grant of a quorum round (or gives it back when the caller
+// has gone). A *QuorumError says why a round did not grant.
+func (m *Mutex) attempt(ctx context.Context) (bool, *QuorumError, error) {
+	var qerr *QuorumError
+	ok, err := m.hold.AttemptOwn(ctx, func(ctx context.Context) (scripts.Acquired, time.Time, error) {
+		start := time.Now()
+		token, q, err := m.round(ctx, start)
+		qerr = q
+		return scripts.Acquired{OK: token != 0, Token: token, Count: 1}, start, err
+	})
+	return ok, qerr, err
+}
+
+// round is one Redlock round: phase 1 on every node in parallel, the
 // quorum and validity check, phase 2 (the fencing token) on the granting
 // nodes, and on any failure a release wherever this owner may now hold the
-// key. No acquire is abandoned in flight (see phase1): if ctx ends first,
-// attempt returns ctx.Err() at once and a Client task undoes the grants.
-func (m *Mutex) attempt(ctx context.Context) (bool, *QuorumError, error) {
+// key. It returns the token of a grant, or 0 and why not. No acquire is
+// abandoned in flight (see phase1): if ctx ends first, round returns
+// ctx.Err() at once and a Client task undoes the grants.
+func (m *Mutex) round(ctx context.Context, start time.Time) (uint64, *QuorumError, error) {
 	if err := m.lockOp(ctx); err != nil {
-		return false, nil, err
+		return 0, nil, err
 	}
-	var rest func() // replies to a release still owed when attempt returns
+	var rest func() // replies to a release still owed when round returns
 	defer func() { m.freeOpAfter(rest) }()
-	if m.e0.IsClosed() {
-		return false, nil, redisync.ErrClosed
-	}
-	m.mu.Lock()
-	if m.holds > 0 {
-		m.holds++ // re-entered: same hold, same token
-		m.mu.Unlock()
-		return true, nil, nil
-	}
-	m.mu.Unlock()
 
-	start := time.Now()
 	p := m.sendAcquires(ctx)
 	if !p.collect(ctx, start.Add(m.nodeTimeout)) {
 		if mutantAbandon {
 			_, rest = m.release(ctx, m.allNodes(), m.releaseWait())
-			return false, nil, ctx.Err()
+			return 0, nil, ctx.Err()
 		}
 		m.settleLate(p, true)
-		return false, nil, ctx.Err()
+		return 0, nil, ctx.Err()
 	}
 	if m.afterReplies != nil {
 		m.afterReplies()
@@ -284,19 +324,16 @@ func (m *Mutex) attempt(ctx context.Context) (bool, *QuorumError, error) {
 				members[i] = true
 			}
 		}
-		if fenced >= quorum(len(m.nodes)) {
-			var err error
-			valid, err = m.granted(token, start, members)
-			if err != nil {
-				rest = m.undo(ctx, p)
-				return false, nil, err
-			}
-			if valid > 0 {
-				m.settleLate(p, false) // late grants outside members go
-				return true, nil, nil
-			}
-		} else {
-			valid = validity(m.lease, time.Since(start))
+		// A grant that cannot be relied on any more is never reported.
+		valid = validity(m.lease, time.Since(start))
+		if fenced >= quorum(len(m.nodes)) && valid > 0 {
+			// Recorded under op, before any late reply is settled: those
+			// on these nodes are the hold's own key.
+			m.mu.Lock()
+			m.members = members
+			m.mu.Unlock()
+			m.settleLate(p, false) // late grants outside members go
+			return token, nil, nil
 		}
 		nodeErrs = fenceErrs
 		granted = fenced
@@ -304,7 +341,7 @@ func (m *Mutex) attempt(ctx context.Context) (bool, *QuorumError, error) {
 	// Release wherever the key may be ours: where a node granted or the
 	// outcome is unknown now, and (by a Client task) where a reply is late.
 	rest = m.undo(ctx, p)
-	return false, outcome(nodeErrs, granted, valid), nil
+	return 0, outcome(nodeErrs, granted, valid), nil
 }
 
 // undo releases this owner's key on the nodes whose phase-1 reply granted
@@ -328,37 +365,6 @@ func (m *Mutex) undo(ctx context.Context, p *phase1) (rest func()) {
 	return rest
 }
 
-// granted records a hold fenced on members and confirmed at start
-// (validity counts from there), unless its validity has already run out by
-// now: a grant that cannot be relied on any more is never reported. It
-// returns the validity left.
-func (m *Mutex) granted(token uint64, start time.Time, members []bool) (time.Duration, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	valid := validity(m.lease, time.Since(start))
-	if valid <= 0 {
-		return valid, nil
-	}
-	l := &watchdog.Lease{TTL: m.lease, Fixed: m.fixed, Target: m}
-	if !m.fixed {
-		l.Renewer = renewerOf
-	}
-	l.OnLost = func(err error) {
-		reason := redisync.ErrLockLost
-		if !errors.Is(err, watchdog.ErrLost) {
-			reason = err // the first Client was closed
-		}
-		m.end(l, reason, true)
-	}
-	if err := m.e0.Watchdog.Add(l, start); err != nil {
-		return valid, redisync.ErrClosed
-	}
-	m.holds, m.token, m.err, m.lost, m.renewal, m.since = 1, token, nil, false, l, start
-	m.members = members
-	m.done = make(chan struct{})
-	return valid, nil
-}
-
 // Unlock releases one hold; the last one deletes the lock on every node.
 //
 // The hold ends locally at once — renewal stops and Done closes — and the
@@ -366,13 +372,16 @@ func (m *Mutex) granted(token uint64, start time.Time, members []bool) (time.Dur
 // wait, the node timeout but at least 100 ms) bounds only how long Unlock
 // waits for the replies; a Client task awaits the rest, and the handle's
 // next Lock waits for it (at most engine.CompensateTimeout), so a late
-// release never meets a new hold.
+// release never meets a new hold. When ctx is done first Unlock returns
+// ctx.Err() and the release completes in the background.
 //
 // It returns redisync.ErrNotHeld when the handle holds nothing, an error
 // matching redisync.ErrLockLost when the hold was lost (what is left is
 // removed), and a *QuorumError with Op OpRelease when no node confirmed the
-// release (its Unwrap includes ctx.Err() when ctx ended first; keys that
-// were not released expire within the lease). Unlock panics on a nil ctx.
+// release (keys that were not released expire within the lease): the
+// release then stays queued and is sent again before the handle's next
+// round, and calling Unlock again sends it again. Unlock panics on a nil
+// ctx.
 func (m *Mutex) Unlock(ctx context.Context) error {
 	if ctx == nil {
 		panic("redlock: nil Context")
@@ -380,100 +389,49 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	if m.nameErr != nil {
 		return m.nameErr
 	}
-	// Not bounded by ctx: whatever holds op finishes within a bound, and
-	// the release must be sent.
-	m.op <- struct{}{}
-	var rest func()
-	defer func() { m.freeOpAfter(rest) }()
+	if mutantUnlockDeadlock {
+		// Issue 12's defect 1: Unlock holds the handle's op while the
+		// release it starts needs it.
+		m.op <- struct{}{}
+		defer m.unlockOp()
+	}
+	// Whatever the release reports, the hold has ended here: let the next
+	// goroutine sharing the handle in.
+	defer m.gate.Exit()
+	return m.hold.Unlock(ctx)
+}
+
+// releaseHold is the hold's release: this owner's key goes from every node.
+// It succeeds when a node confirmed it (the others' keys expire within the
+// lease); when none did, it returns a *QuorumError and the hold keeps the
+// release queued. The handle's hold knows no count in Redis, so a release
+// that lands twice is harmless: it deletes only this owner's key.
+func (m *Mutex) releaseHold(ctx context.Context, _ scripts.ReleaseArgs) (scripts.Released, error) {
+	m.op <- struct{}{} // bounded: whatever holds op finishes within a bound
 	m.mu.Lock()
-	holds, lost, renewal := m.holds, m.lost, m.renewal
+	m.members = nil // late replies settled from now on are not the hold's
 	m.mu.Unlock()
-	switch {
-	case holds == 0 && lost:
-		var err error
-		rest, err = m.cleanUpLost(ctx)
-		return err
-	case holds == 0:
-		return redisync.ErrNotHeld
-	case holds > 1:
-		m.mu.Lock()
-		m.holds--
-		m.mu.Unlock()
-		return nil
-	}
-	if !m.e0.Watchdog.Remove(renewal) {
-		// Lost while we were getting here: OnLost may not have run yet.
-		// End the hold now (OnLost then finds it ended) and clean up here,
-		// still holding op.
-		m.end(renewal, hold.LostReason(m.e0), true)
-		if mutantUnlockDeadlock {
-			return m.Unlock(ctx)
-		}
-		var err error
-		rest, err = m.cleanUpLost(ctx)
-		return err
-	}
-	m.end(renewal, redisync.ErrNotHeld, false)
-	var errs []error
-	errs, rest = m.release(ctx, m.allNodes(), m.releaseWait())
-	confirmed := 0
+	errs, rest := m.release(ctx, m.allNodes(), m.releaseWait())
+	m.freeOpAfter(rest)
 	for _, err := range errs {
 		if err == nil {
-			confirmed++
+			return scripts.Released{Acted: true}, nil
 		}
 	}
-	if confirmed == 0 {
-		return &QuorumError{Op: OpRelease, Required: quorum(len(m.nodes)), Nodes: errs, Cause: ctx.Err()}
-	}
-	return nil
-}
-
-// cleanUpLost removes whatever is left of a lost hold and reports the loss.
-func (m *Mutex) cleanUpLost(ctx context.Context) (rest func(), err error) {
-	_, rest = m.release(ctx, m.allNodes(), m.releaseWait())
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.lost = false
-	return rest, m.err
-}
-
-// end ends hold l (if current) for reason.
-func (m *Mutex) end(l *watchdog.Lease, reason error, lost bool) {
-	m.mu.Lock()
-	if m.renewal != l || l == nil {
-		m.mu.Unlock()
-		return
-	}
-	m.renewal, m.holds, m.token, m.err, m.lost, m.members = nil, 0, 0, reason, lost, nil
-	close(m.done)
-	held := time.Since(m.since)
-	m.mu.Unlock()
-	m.e0.Observe(hold.Ended(obs.Target{Primitive: "redlock", Name: m.name}, held, reason))
+	return scripts.Released{}, &QuorumError{Op: OpRelease, Required: quorum(len(m.nodes)), Nodes: errs, Cause: ctx.Err()}
 }
 
 // Token returns the fencing token of the current hold, 0 if none: above
 // every token of an earlier grant of the name on these nodes (see the
 // package doc for the argument and its assumptions).
-func (m *Mutex) Token() uint64 {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.token
-}
+func (m *Mutex) Token() uint64 { return m.hold.Token() }
 
 // Done returns a channel that is closed when the current hold ends.
-func (m *Mutex) Done() <-chan struct{} {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.done
-}
+func (m *Mutex) Done() <-chan struct{} { return m.hold.Done() }
 
 // Err returns nil while held, an error matching redisync.ErrLockLost after
 // a loss, and redisync.ErrNotHeld otherwise.
-func (m *Mutex) Err() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.err
-}
+func (m *Mutex) Err() error { return m.hold.Err() }
 
 // fanOut runs f on every node in parallel, each bounded by timeout, and
 // waits for all of them (stragglers are cancelled, then awaited; their

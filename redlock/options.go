@@ -15,6 +15,15 @@ type options struct {
 	quarantine               time.Duration
 	leaseSet, nodeTimeoutSet bool
 	retrySet, quarantineSet  bool
+	reentrant                bool
+}
+
+// WithReentrant makes the Mutex one owner whose every Lock nests (without
+// I/O): each Lock needs its own Unlock, and goroutines sharing it are
+// inside together. Default: a Mutex behaves like sync.Mutex — a Lock on a
+// held Mutex, from any goroutine, waits for its Unlock.
+func WithReentrant() Option {
+	return func(o *options) { o.reentrant = true }
 }
 
 // WithLease gives every hold a fixed lease d: no renewal; the hold ends at

@@ -94,7 +94,8 @@ func (p *phase1) take(r nodeReply) {
 // owns (Close waits for it): it awaits the replies still owed and releases
 // this owner's key on each node that granted late (or whose outcome is
 // unknown) — and, with alsoReplied, on each node that replied so — unless
-// the node belongs to the hold that is current by then. It holds op while it
+// the node belongs to the hold that is current by then (members, which a
+// round sets and the hold's release clears, both under op). It holds op while it
 // decides and releases, so no attempt or Unlock of this handle interleaves.
 func (m *Mutex) settleLate(p *phase1, alsoReplied bool) {
 	var undo []int
@@ -123,7 +124,7 @@ func (m *Mutex) settleLate(p *phase1, alsoReplied bool) {
 		m.mu.Lock()
 		keep := 0
 		for _, i := range undo {
-			if m.holds == 0 || !m.members[i] {
+			if m.members == nil || !m.members[i] {
 				undo[keep] = i
 				keep++
 			}

@@ -218,7 +218,7 @@ func TestWatchdogKeepsARedlockAndReentryNests(t *testing.T) {
 	// one node is retried well within it.
 	const lease = time.Second
 	ms := startMasters(t, 3, redisync.WithWatchdogTimeout(lease))
-	m := New(ms.clients, "renewed")
+	m := New(ms.clients, "renewed", WithReentrant())
 	require.NoError(t, m.Lock(bg()))
 	tok := m.Token()
 	require.NoError(t, m.Lock(bg()))

@@ -86,7 +86,11 @@ type Config struct {
 	// latches (the lock layout); see the package doc. It matters only with
 	// Shared.
 	Latched bool
-	Release ReleaseFunc
+	// LocalCount is set when nested holds are counted here only: a
+	// reentrant Lock on a held handle adds one without I/O, and only the
+	// last Unlock sends a release (redlock, whose nodes keep no count).
+	LocalCount bool
+	Release    ReleaseFunc
 	// Renewer renews the hold's lease; RenewTarget builds its watchdog
 	// target for a hold with the given token.
 	Renewer     watchdog.Renewer
@@ -286,6 +290,77 @@ func attemptAll(ctx context.Context, holds []*Hold, latched bool, acquire Acquir
 	return true, 0, nil
 }
 
+// OwnAcquireFunc makes an acquisition that the primitive settles itself
+// (redlock's quorum round, whose nodes answer separately): it never
+// abandons an acquire in flight, and gives back whatever it does not
+// report as granted. It returns the grant (res.OK false when busy or
+// failed) and when the acquisition was sent (the lease counts from there).
+type OwnAcquireFunc func(ctx context.Context) (res scripts.Acquired, sent time.Time, err error)
+
+// AttemptOwn makes one acquisition with acquire and keeps for it what
+// Attempt guarantees about the hold: the handle's queued releases reach
+// Redis first; a grant whose caller has gone, or whose lease had run out by
+// the local clock when acquire returned, is given back with Config.Release
+// by a Client task (the handle's next operation waits for it) and never
+// reported; a held LocalCount handle nests without I/O. It reports whether
+// the handle now holds, and the error of acquire or of the queued releases.
+func (h *Hold) AttemptOwn(ctx context.Context, acquire OwnAcquireFunc) (bool, error) {
+	h.op.Lock()
+	handedOff := false
+	defer func() {
+		if !handedOff {
+			h.op.Unlock()
+		}
+	}()
+	e := h.cfg.Engine
+	if e.IsClosed() {
+		return false, errs.ErrClosed
+	}
+	h.mu.Lock()
+	n, before := h.holds, h.remote
+	nest := n > 0 && h.cfg.LocalCount && !h.cfg.NonReentrant
+	if nest {
+		h.holds++
+	}
+	h.mu.Unlock()
+	switch {
+	case nest:
+		return true, nil
+	case n > 0 && h.cfg.NonReentrant:
+		return false, errs.ErrNonReentrant
+	}
+	if err := h.drain(ctx); err != nil {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		return false, err
+	}
+	res, sent, err := acquire(ctx)
+	if err != nil || !res.OK {
+		return false, err
+	}
+	giveBack := func() {
+		handedOff = true
+		e.Go(func() {
+			defer h.op.Unlock()
+			h.compensate(ctx, before)
+		})
+	}
+	if ctx.Err() != nil {
+		giveBack() // granted, but the caller has gone
+		return false, ctx.Err()
+	}
+	if !expiredGrantReported && time.Since(sent) >= h.cfg.Lease-watchdog.Drift(h.cfg.Lease) {
+		giveBack() // the grant may already be someone else's
+		return false, nil
+	}
+	if err := h.granted(res, sent); err != nil {
+		giveBack()
+		return false, err
+	}
+	return true, nil
+}
+
 // attempt is the state of one attemptAll call: the holds whose op locks it
 // holds, and the owners' counts before it (what an undo restores). One
 // value instead of several closures keeps the hot path's allocations down.
@@ -442,6 +517,10 @@ func (h *Hold) Unlock(ctx context.Context) error {
 		// This handle never held: an owner resumed with WithOwner may
 		// still hold in Redis (a process that crashed holding it).
 		j.kind = kindAny
+	case n > 1 && h.cfg.LocalCount:
+		h.holds-- // a nested hold Redis never saw
+		h.mu.Unlock()
+		return nil
 	default:
 		h.holds--
 		j.kind, j.token, j.renewal = kindOne, h.token, renewal
