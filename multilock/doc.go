@@ -42,10 +42,44 @@
 //   - Token returns the first component's (canonical order) fencing token.
 //     A multilock guards several resources, and each should check its own
 //     lock's token: Components()[i].Token().
-//   - Locking a held multilock nests every component; each Lock needs its
-//     own Unlock.
 //
 // Components may live on different Clients and servers (for Redlock across
 // independent masters, use the redlock package instead: a multilock needs
 // every component).
+//
+// # Ownership: a multilock is a sync.Mutex
+//
+// Goroutines may share one multilock, and its Lock and Unlock exclude them
+// from each other as around a sync.Mutex: a Lock on a multilock that is
+// already held — by another goroutine or by the same code path — waits for
+// its Unlock (bounded by ctx) before any round; TryLock then reports false
+// without I/O. This is the local gate every redisync handle has
+// (internal/hold). When a round is one script, it also passes each
+// component's own gate, as the component's TryLock would: a goroutine that
+// locks a component directly while the multilock holds it waits, and a
+// component held through its own handle makes the round busy. NewReentrant
+// asks for nesting instead: each Lock locks every component once more (the
+// components must nest too: WithReentrant or WithOwner) and needs its own
+// Unlock.
+//
+// A multilock is a Locker with a Name (its components' names joined by
+// "+"), so it can be a component of another multilock.
+//
+// # Its hold, and why it is not an internal/hold.Hold
+//
+// Every lock handle's hold lifecycle — count, token, Done and Err, watchdog
+// registration, loss, and releases that end the hold locally at once, are
+// sent whatever ctx says and are re-sent, never twice, after a lost reply —
+// lives once, in internal/hold. A multilock uses it through its components
+// (each component is such a hold; a one-script round drives their holds
+// directly with hold.AttemptAll) and shares the gate, but keeps a small
+// hold of its own (a count, Done, Err, and the loss watcher) because the
+// rest of that lifecycle has nothing to act on here: a multilock has no
+// Client (its components may live on several, or be any Locker), so no
+// watchdog registration, task owner or observer; it has no lease, and its
+// loss is a component's Done closing, not a renewal's reply; and its
+// release is the components' Unlocks, each of which already ends its hold
+// at once and queues its own release — a queue here would repeat theirs.
+// What it adds is the list of components whose Unlock reported an error,
+// retried first by the next Unlock and by the next round.
 package multilock

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,9 +34,16 @@ const (
 )
 
 // Mutex holds several locks together, all or none. It is itself a
-// redisync.Locker. All methods are safe for concurrent use.
+// redisync.Locker, so it may be a component of another multilock.
+// Goroutines that share a Mutex exclude each other as they would around a
+// sync.Mutex, unless it was made with NewReentrant (see the package doc's
+// Ownership section). All methods are safe for concurrent use.
 type Mutex struct {
 	parts []redisync.Locker // canonical order
+
+	// gate is the local wait in front of the rounds (nil: NewReentrant),
+	// the same one every lock handle has (internal/hold).
+	gate *hold.Gate
 
 	// members is set when every part is an rlock on one Client whose keys
 	// can share a script (one server, or one hash slot on a Cluster): each
@@ -65,7 +73,22 @@ var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); retu
 // order, so two multilocks over the same locks passed in different orders
 // cannot deadlock. New panics if no component is given, one is nil or has
 // no Name method, or the same component is passed twice.
+//
+// A Lock on a Mutex that is already held waits for its Unlock, as
+// sync.Mutex.Lock does; NewReentrant makes one whose Locks nest.
 func New(lockers ...redisync.Locker) *Mutex {
+	m := newMutex(lockers)
+	m.gate = hold.NewGate(false, nil)
+	return m
+}
+
+// NewReentrant is New for a multilock whose every Lock nests: each Lock
+// locks every component once more (so the components must nest too: make
+// them with WithReentrant or WithOwner) and needs its own Unlock.
+// Goroutines that share it do not exclude each other.
+func NewReentrant(lockers ...redisync.Locker) *Mutex { return newMutex(lockers) }
+
+func newMutex(lockers []redisync.Locker) *Mutex {
 	if len(lockers) == 0 {
 		panic("multilock: no components")
 	}
@@ -117,6 +140,17 @@ func oneScript(parts []redisync.Locker) []*hold.Member {
 	return ms
 }
 
+// Name returns the components' names in canonical order, joined by "+".
+// It lets a multilock be a component of another (whose canonical order
+// then places it by its first component's name).
+func (m *Mutex) Name() string {
+	names := make([]string, len(m.parts))
+	for i, p := range m.parts {
+		names[i] = p.(Named).Name()
+	}
+	return strings.Join(names, "+")
+}
+
 // Components returns the components in canonical order (the order in which
 // they are acquired; they are released in reverse).
 func (m *Mutex) Components() []redisync.Locker { return slices.Clone(m.parts) }
@@ -130,12 +164,22 @@ func (m *Mutex) Atomic() bool { return m.members != nil }
 // every component in canonical order; when one is busy, the ones taken in
 // that round are released before the round ends, and the next round starts
 // after a jittered backoff. It returns nil, ctx.Err() unwrapped (nothing
-// held), or the first component error (nothing held). Locking a held
-// multilock nests every component. Lock panics on a nil ctx.
+// held), or the first component error (nothing held). On a held multilock
+// it waits for that hold's Unlock (NewReentrant: it nests every
+// component). Lock panics on a nil ctx.
 func (m *Mutex) Lock(ctx context.Context) error {
 	if ctx == nil {
 		panic("multilock: nil Context")
 	}
+	if err := m.gate.Enter(ctx); err != nil {
+		return err
+	}
+	err := m.lock(ctx)
+	m.gate.Acquired(err == nil)
+	return err
+}
+
+func (m *Mutex) lock(ctx context.Context) error {
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -159,7 +203,8 @@ func (m *Mutex) Lock(ctx context.Context) error {
 }
 
 // TryLock makes one round: (true, nil) with every component held, (false,
-// nil) when one is busy (nothing held).
+// nil) when one is busy (nothing held) or, without I/O, when this
+// multilock is held or being locked by another goroutine.
 func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 	if ctx == nil {
 		panic("multilock: nil Context")
@@ -167,7 +212,11 @@ func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
+	if ok, err := m.gate.TryEnter(); !ok {
+		return false, err
+	}
 	ok, _, err := m.round(ctx)
+	m.gate.Acquired(ok && err == nil)
 	return ok, err
 }
 
@@ -198,15 +247,31 @@ func (m *Mutex) round(ctx context.Context) (bool, time.Duration, error) {
 }
 
 func (m *Mutex) roundOneScript(ctx context.Context) (bool, time.Duration, error) {
+	// The script takes the components' holds behind their handles' backs:
+	// it passes their gates first, as their own TryLock would, so that a
+	// goroutine locking a component directly meanwhile waits (and a held
+	// component is busy, not re-entered).
+	for i, mb := range m.members {
+		if ok, err := mb.Gate.TryEnter(); !ok {
+			for _, prev := range m.members[:i] {
+				prev.Gate.Acquired(false)
+			}
+			return false, 0, err
+		}
+	}
 	holds := make([]*hold.Hold, len(m.members))
 	reqs := make([]scripts.LockRequest, len(m.members))
 	for i, mb := range m.members {
 		holds[i], reqs[i] = mb.Hold, mb.Request
 	}
 	rc := m.members[0].Engine.RC
-	return hold.AttemptAll(ctx, holds, func(ctx context.Context) ([]scripts.Acquired, scripts.Acquired, error) {
+	ok, hint, err := hold.AttemptAll(ctx, holds, func(ctx context.Context) ([]scripts.Acquired, scripts.Acquired, error) {
 		return scripts.LockAcquireAll(ctx, rc, reqs)
 	})
+	for _, mb := range m.members {
+		mb.Gate.Acquired(ok && err == nil) // each component's Unlock exits its gate
+	}
+	return ok, hint, err
 }
 
 func (m *Mutex) roundEach(ctx context.Context) (bool, error) {
@@ -292,6 +357,9 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	if ctx == nil {
 		panic("multilock: nil Context")
 	}
+	// Whatever the releases report, the hold has ended here: let the next
+	// goroutine sharing the multilock in.
+	defer m.gate.Exit()
 	m.op.Lock()
 	defer m.op.Unlock()
 	var errs []error

@@ -151,7 +151,8 @@ func TestOneScriptRoundIsAllOrNothing(t *testing.T) {
 
 func TestSameSlotRlocksTakeOneRoundTrip(t *testing.T) {
 	e := setup(t)
-	m := New(rlock.New(e.C, "{acct}:1"), rlock.New(e.C, "{acct}:2"), rlock.New(e.C, "{acct}:3"))
+	re := rlock.WithReentrant()
+	m := NewReentrant(rlock.New(e.C, "{acct}:1", re), rlock.New(e.C, "{acct}:2", re), rlock.New(e.C, "{acct}:3", re))
 	require.True(t, m.Atomic())
 	calls := func() int64 {
 		return redistest.CommandCalls(t, e.RC, "evalsha") + redistest.CommandCalls(t, e.RC, "eval")

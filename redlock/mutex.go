@@ -275,7 +275,7 @@ func (m *Mutex) round(ctx context.Context, start time.Time) (uint64, *QuorumErro
 	p := m.sendAcquires(ctx)
 	if !p.collect(ctx, start.Add(m.nodeTimeout)) {
 		if mutantAbandon {
-			_, rest = m.release(ctx, m.allNodes(), m.releaseWait())
+			_, _, rest = m.release(ctx, m.allNodes(), m.releaseWait())
 			return 0, nil, ctx.Err()
 		}
 		m.settleLate(p, true)
@@ -361,7 +361,7 @@ func (m *Mutex) undo(ctx context.Context, p *phase1) (rest func()) {
 	if len(idx) == 0 {
 		return nil
 	}
-	_, rest = m.release(ctx, idx, m.releaseWait())
+	_, _, rest = m.release(ctx, idx, m.releaseWait())
 	return rest
 }
 
@@ -406,13 +406,18 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 // lease); when none did, it returns a *QuorumError and the hold keeps the
 // release queued. The handle's hold knows no count in Redis, so a release
 // that lands twice is harmless: it deletes only this owner's key.
-func (m *Mutex) releaseHold(ctx context.Context, _ scripts.ReleaseArgs) (scripts.Released, error) {
+func (m *Mutex) releaseHold(ctx context.Context, a scripts.ReleaseArgs) (scripts.Released, error) {
 	m.op <- struct{}{} // bounded: whatever holds op finishes within a bound
 	m.mu.Lock()
 	m.members = nil // late replies settled from now on are not the hold's
 	m.mu.Unlock()
-	errs, rest := m.release(ctx, m.allNodes(), m.releaseWait())
+	errs, deleted, rest := m.release(ctx, m.allNodes(), m.releaseWait())
 	m.freeOpAfter(rest)
+	if a.Expected == scripts.ReleaseAny {
+		// Not a hold of this handle's (it never held): say whether the
+		// owner's key was anywhere, so that such an Unlock is ErrNotHeld.
+		return scripts.Released{Acted: deleted > 0}, nil
+	}
 	for _, err := range errs {
 		if err == nil {
 			return scripts.Released{Acted: true}, nil

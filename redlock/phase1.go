@@ -133,7 +133,7 @@ func (m *Mutex) settleLate(p *phase1, alsoReplied bool) {
 		m.mu.Unlock()
 		if len(undo) > 0 {
 			// Wait for every reply: this task is the one that frees op.
-			_, rest := m.release(context.Background(), undo, 2*engine.CompensateTimeout)
+			_, _, rest := m.release(context.Background(), undo, 2*engine.CompensateTimeout)
 			if rest != nil {
 				rest()
 			}

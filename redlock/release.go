@@ -24,10 +24,12 @@ func (m *Mutex) releaseWait() time.Duration { return max(m.nodeTimeout, minRelea
 // when some node is still to answer, rest, which awaits those replies. The
 // caller holds op and must keep it until rest has returned (see freeOpAfter):
 // a late release must not meet this handle's next acquire, since both act
-// on the same owner's key.
-func (m *Mutex) release(ctx context.Context, idx []int, wait time.Duration) (errs []error, rest func()) {
+// on the same owner's key. deleted counts the nodes that replied in time
+// and had this owner's key.
+func (m *Mutex) release(ctx context.Context, idx []int, wait time.Duration) (errs []error, deleted int, rest func()) {
 	type result struct {
 		i   int
+		ok  bool
 		err error
 	}
 	results := make(chan result, len(idx))
@@ -36,8 +38,8 @@ func (m *Mutex) release(ctx context.Context, idx []int, wait time.Duration) (err
 		go func() { // its result is received below or by rest
 			rctx, cancel := engine.Background(ctx)
 			defer cancel()
-			_, err := scripts.RedlockRelease(rctx, n.e.RC, &n.keys, m.owner)
-			results <- result{i, err}
+			ok, err := scripts.RedlockRelease(rctx, n.e.RC, &n.keys, m.owner)
+			results <- result{i, ok, err}
 		}()
 	}
 	errs = make([]error, len(m.nodes))
@@ -49,6 +51,9 @@ func (m *Mutex) release(ctx context.Context, idx []int, wait time.Duration) (err
 		select {
 		case r := <-results:
 			errs[r.i], replied[r.i] = r.err, true
+			if r.ok && r.err == nil {
+				deleted++
+			}
 			pending--
 		case <-timer.C:
 			waiting = false
@@ -57,7 +62,7 @@ func (m *Mutex) release(ctx context.Context, idx []int, wait time.Duration) (err
 		}
 	}
 	if pending == 0 {
-		return errs, nil
+		return errs, deleted, nil
 	}
 	late := ErrNodeTimeout
 	if ctx.Err() != nil {
@@ -68,7 +73,7 @@ func (m *Mutex) release(ctx context.Context, idx []int, wait time.Duration) (err
 			errs[i] = late
 		}
 	}
-	return errs, func() {
+	return errs, deleted, func() {
 		for range pending {
 			<-results
 		}

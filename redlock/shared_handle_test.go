@@ -54,6 +54,7 @@ func TestGoroutinesSharingOneRedlockExcludeEachOther(t *testing.T) {
 func TestNestedRedlockLockWaitsLikeSyncMutex(t *testing.T) {
 	ms := startMasters(t, 3)
 	m := New(ms.clients, "shared:nested")
+	assert.ErrorIs(t, m.Unlock(bg()), redisync.ErrNotHeld, "a handle that never held")
 	require.NoError(t, m.Lock(bg()))
 	tok := m.Token()
 	ok, err := m.TryLock(bg())

@@ -91,6 +91,7 @@ func init() {
 			Request: scripts.LockRequest{
 				Keys: &m.keys, LeaseMs: m.leaseMs, Owner: m.owner, NonReentrant: m.nonReentrant,
 			},
+			Gate:   m.gate,
 			Usable: m.nameErr == nil,
 		}, true
 	})

@@ -812,6 +812,10 @@ type Member struct {
 	Engine  *engine.Engine
 	Hold    *Hold
 	Request scripts.LockRequest
+	// Gate is the handle's gate (nil when it has none): a multilock that
+	// takes the hold with one script enters it as the handle's own Lock
+	// would, so that goroutines locking the handle directly still wait.
+	Gate *Gate
 	// Usable is false when the handle's name cannot be used on this
 	// deployment (its methods report why).
 	Usable bool
