@@ -27,9 +27,19 @@
 // out: the next script to run (any acquire, release or read) takes them back
 // and wakes the first waiter. A Permit's Done closes and its Err matches
 // redisync.ErrLockLost when its lease is lost, before Redis can hand its
-// permits out again. Release twice is redisync.ErrNotHeld and changes
-// nothing; the permits held never exceed the capacity (except transiently
-// after SetPermits lowered it, see below). Each Permit has a fencing token,
+// permits out again. Release ends the Permit locally at once (renewal
+// stops, Done closes) and sends the release whatever ctx says — ctx bounds
+// only the wait for the reply, and a Client task finishes the rest — so the
+// everyday defer p.Release(ctx) with a request context gives the permits
+// back. Release twice is redisync.ErrNotHeld and changes nothing; a release
+// whose reply was lost is sent again by the next Release, never releasing
+// twice. Acquire never returns a Permit whose lease had already run out by
+// the client's clock when the grant came back (a server stall): that grant
+// is given back and Acquire goes on waiting. A Permit is one hold in the
+// lifecycle every redisync lock shares (internal/hold); each Acquire
+// returns its own, so there is no handle for goroutines to share. The
+// permits held never exceed the capacity (except transiently after
+// SetPermits lowered it, see below). Each Permit has a fencing token,
 // strictly greater than every earlier acquisition's.
 //
 // # Capacity
@@ -81,6 +91,9 @@
 // Release (sem_release.lua) removes the id (nothing if it is already gone),
 // and PUBLISHes "0" (SPUBLISH on a Cluster) on the first waiter's channel.
 // The watchdog renews many permits with one sem_renew.lua per hash slot; an
-// expired permit is never revived. A cancelled Acquire gives back a grant it
-// no longer wants and leaves the queue (queue_leave.lua).
+// expired permit is never revived. A cancelled Acquire returns at once; its
+// acquire in flight is never abandoned: a Client task awaits the reply,
+// gives back a grant no one wants (sem_release.lua), and only then takes
+// the request out of the queue (queue_leave.lua), so the acquire cannot
+// queue it again afterwards.
 package semaphore

@@ -1,6 +1,13 @@
 // Package hold is the hold of one lock handle: the state machine every lock
-// handle shares (rlock, fairlock, both sides of rwlock), with the primitive
-// supplying its acquire, release and renew scripts.
+// handle shares (rlock, fairlock, both sides of rwlock, semaphore permits,
+// redlock), with the primitive supplying its acquire, release and renew
+// scripts. A semaphore Permit is a hold of count one whose acquire is
+// sem_acquire.lua. A redlock acquires through AttemptOwn — its quorum round
+// settles its own nodes' replies — and keeps its count here only
+// (LocalCount): its release goes to every node. A multilock drives its
+// components' holds (AttemptAll for a one-script round) and shares the
+// Gate, but keeps a small hold of its own: see the multilock package doc
+// for why.
 //
 // A Hold knows how many holds its handle has (each Lock granted adds one,
 // each Unlock removes one), the fencing token, the Done channel and the
