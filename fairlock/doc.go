@@ -37,15 +37,20 @@
 //
 // # How it works
 //
-// For a lock named N (all keys share N's hash slot; {N} is N's hash tag, or
-// N in braces when it has none):
+// For a lock named N (all keys share N's hash slot; H is N's hash tag, or N itself when it has none: our own keys carry the
+// whole name after the tag, so no two names share a key):
 //
-//	N                                  hash: <owner> = hold count, "redisync:token" = token
-//	                                   (the rlock layout), PTTL = lease
-//	redisync_fair_queue:{N}            zset: owner -> arrival, server time in µs
-//	redisync_fair_heartbeat:{N}        zset: owner -> heartbeat deadline, server time in ms
-//	redisync_lock_token:{N}            the last token, kept briefly after a release
-//	redisync_fair_channel:{N}:<owner>  the waiter's wake-up channel
+//	N                                    hash: <owner> = hold count, "redisync:token" = token
+//	                                     (the rlock layout), PTTL = lease
+//	redisync_fair_queue:{H}:N            zset: owner -> arrival, server time in µs
+//	redisync_fair_heartbeat:{H}:N        zset: owner -> heartbeat deadline, server time in ms
+//	redisync_lock_token:{H}:N            the last token, kept briefly after a release
+//	redisync_fair_channel:{H}:N:<owner>  the waiter's wake-up channel
+//
+// N is recognised as the rlock package describes (a read-write lock's hash
+// is busy; a user's key, a semaphore or a Redlock is redisync.ErrWrongKind),
+// and the queue, heartbeat and token keys must be of their type with an
+// expiry, or the script refuses with ErrWrongKind before writing anything.
 //
 // Every script first drops the waiters whose heartbeat deadline has passed
 // (ZRANGEBYSCORE on the heartbeat zset, ZREM from both). Acquire

@@ -92,7 +92,8 @@
 // phase-2 write happened while it held k's key, and the later grant's
 // phase-1 read after that key was gone; so the later reading on k, and its
 // token, exceed the earlier token. The counters live in
-// redisync_redlock_token:{name} on each node for a day after the last
+// redisync_redlock_token:{H}:name on each node (H: name's hash tag, or the
+// name itself) for a day after the last
 // grant; the server clock (in the reading) covers a counter that was lost,
 // provided the nodes' clocks differ by less than the time between grants.
 // A rapid state-machine model (model_test.go: interleaved attempts, client

@@ -47,13 +47,25 @@
 //
 // # How it works
 //
-// For a lock named N ({N} is N's hash tag, or N in braces when it has none):
+// For a lock named N ({N} is N's hash tag, or N in braces when it has none,
+// as Redisson names it; H is N's hash tag, or N itself when it has none: our own keys carry the
+// whole name after the tag, so no two names share a key):
 //
 //	N                             hash: "<owner>" = hold count, "redisync:token" = fencing
 //	                              token of the current hold; PTTL = the lease
-//	redisson_lock__channel:{N}    wake-up channel (Redisson's)
-//	redisync_lock_token:{N}       the last token, kept 1 s after a release only
+//	redisson_lock__channel:{N}    wake-up channel (Redisson's; "x" and "{x}" share it, as
+//	                              in Redisson: a spurious wake-up at most)
+//	redisync_lock_token:{H}:N     the last token, kept 1 s after a release only
 //	                              when the server clock has not yet passed it
+//
+// Every script first checks what N holds (scripts/keyspace.lua): a hash
+// with an expiry and no "mode" field is a lock; a read-write lock's hash
+// (with "mode") is busy, so rlock, fairlock and rwlock on one name exclude
+// each other by the hash; anything else — a user's hash without expiry, a
+// key of another type, a semaphore's configuration, a Redlock — makes
+// Lock and TryLock return redisync.ErrWrongKind and ForceUnlock refuse it
+// the same way. Nothing is written before every key has been checked and
+// every write command cleared with the ACL (an error names a denied one).
 //
 // Acquire (rlock_acquire.lua): if N is absent, HSET owner 1 and a new token,
 // PEXPIRE lease; if the owner's field exists, HINCRBY (the lease is never

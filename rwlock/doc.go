@@ -83,17 +83,30 @@
 // # How it works
 //
 // For a lock named N and owner O ({N} is N's hash tag, or N in braces when
-// it has none; every key shares N's hash slot):
+// it has none, as Redisson names it; H is N's hash tag, or N itself when it has none: our own keys carry the
+// whole name after the tag, so no two names share a key; every key shares N's
+// hash slot):
 //
 //	N                                hash: "mode" = "read" | "write",
 //	                                 "O" = O's read count, "O:write" = O's write count,
 //	                                 "redisync:token" = "t<token>" (ours; Redisson ignores it),
 //	                                 PTTL = the longest remaining hold
-//	{N}:O:rwlock_timeout:<n>         string, one per read hold n of O, PX = that hold's lease
-//	redisync_lock_token:{N}          the last token, kept briefly after a release
-//	redisync_rwlock_writers:{N}      zset "O:write" -> claim deadline, server ms
+//	{N}:O:rwlock_timeout:<n>         string "1", one per read hold n of O, PX = that hold's
+//	                                 lease (Redisson's name: "x" and "{x}" share the base,
+//	                                 the owner id keeps them apart)
+//	redisync_lock_token:{H}:N        the last token, kept briefly after a release
+//	redisync_rwlock_writers:{H}:N    zset "O:write" -> claim deadline, server ms
 //	                                 (writer preference only; expires by itself)
 //	redisson_rwlock:{N}              channel for every waiter, readers and writers
+//
+// A hash is this lock only with "mode" = "read" or "write" and an expiry: a
+// hash without "mode" is never free — an rlock's or fair lock's hash (with
+// an expiry) is busy, and anything else (a user's hash, a key of another
+// type, a semaphore, a Redlock) makes Lock, RLock and their Try forms
+// return redisync.ErrWrongKind; ForceUnlock deletes only this layout. A
+// reader joining others' read phase first checks that every field is a
+// lock's. Nothing is written before every key has been checked and every
+// write command cleared with the ACL (an error names a denied one).
 //
 // Read acquire (rwlock_read_acquire.lua): if mode is absent, or "read" with
 // no live writer claim (or O already reads), or "write" with O as the writer:

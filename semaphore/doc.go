@@ -65,16 +65,24 @@
 //
 // # How it works
 //
-// For a semaphore named S (all keys share S's hash slot; {S} is S's hash
-// tag, or S in braces when it has none):
+// For a semaphore named S (all keys share S's hash slot; H is S's hash tag,
+// or S itself when it has none: our keys carry the whole name after the
+// tag, so "s" and "{s}" are two semaphores):
 //
 //	S                                  hash: "capacity", "token" (last token issued);
 //	                                   no expiry: it is the configuration (DEL it to reset)
-//	redisync_sem_holders:{S}           zset: permit id -> lease expiry, server ms
-//	redisync_sem_permits:{S}           hash: permit id -> count, "used" -> their sum
-//	redisync_sem_queue:{S}             zset: waiting id -> arrival, server µs
-//	redisync_sem_heartbeat:{S}         zset: waiting id -> heartbeat deadline, server ms
-//	redisync_sem_channel:{S}:<id>      the waiter's wake-up channel
+//	redisync_sem_holders:{H}:S         zset: permit id -> lease expiry, server ms
+//	redisync_sem_permits:{H}:S         hash: permit id -> count, "used" -> their sum
+//	redisync_sem_queue:{H}:S           zset: waiting id -> arrival, server µs
+//	redisync_sem_heartbeat:{H}:S       zset: waiting id -> heartbeat deadline, server ms
+//	redisync_sem_channel:{H}:S:<id>    the waiter's wake-up channel
+//
+// S is this semaphore's configuration only as a hash without expiry whose
+// "capacity" is a count up to 10^15: a lock's hash, a user's key or a
+// capacity written by something else (one Lua could not hold exactly) makes
+// every method return redisync.ErrWrongKind, and the derived keys must be
+// of their type with an expiry. Nothing is written before every key has
+// been checked and every write command cleared with the ACL.
 //
 // The holders zset and permits hash are always changed together and given
 // the same expiry (at least the longest lease), so when every holder is gone
