@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/rueidis"
 )
 
@@ -50,7 +49,7 @@ func addConnFlags(fs *flag.FlagSet, embedded bool) *connFlags {
 	c := &connFlags{}
 	def := "$" + envURL + ", else " + defaultURL
 	if embedded {
-		def = "$" + envURL + ", else an embedded in-process Redis"
+		def = "$" + envURL + ", else " + embeddedDefault
 	}
 	fs.StringVar(&c.url, "redis", "", "Redis URL: redis://[user:password@]host:port[/db], rediss:// for TLS, or host:port (default "+def+")")
 	fs.StringVar(&c.user, "user", "", "username (overrides the URL's; $"+envUser+")")
@@ -162,7 +161,7 @@ func (c *connFlags) secret() (string, error) {
 
 // connect returns a rueidis client, a description of where it is connected
 // (redacted), and a function that closes it. With embedded set and no URL
-// given, it starts an in-process miniredis.
+// given, it starts the embedded server (embedded.go).
 func (c *connFlags) connect(embedded bool) (rueidis.Client, string, func(), error) {
 	if embedded && c.url == "" && os.Getenv(envURL) == "" {
 		return connectEmbedded()
@@ -186,21 +185,6 @@ func (c *connFlags) connect(embedded bool) (rueidis.Client, string, func(), erro
 		return nil, "", nil, fmt.Errorf("--cluster: %s is not a Redis Cluster", where)
 	}
 	return rc, where, rc.Close, nil
-}
-
-func connectEmbedded() (rueidis.Client, string, func(), error) {
-	mr := miniredis.NewMiniRedis()
-	if err := mr.Start(); err != nil {
-		return nil, "", nil, fmt.Errorf("start embedded redis: %v", err)
-	}
-	// miniredis speaks RESP2 only, has no client tracking, and answers
-	// CLUSTER commands (which would make rueidis assume a Cluster).
-	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{mr.Addr()}, AlwaysRESP2: true, DisableCache: true, ForceSingleClient: true})
-	if err != nil {
-		mr.Close()
-		return nil, "", nil, fmt.Errorf("connect to embedded redis: %v", err)
-	}
-	return rc, "embedded miniredis at " + mr.Addr(), func() { rc.Close(); mr.Close() }, nil
 }
 
 func tlsConfig(caFile string) (*tls.Config, error) {

@@ -32,8 +32,8 @@ func demo(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("demo", "demo [flags]", `
 Workers contend for a few locks; prints acquisitions, hand-offs, wait
 percentiles, and checks that holders never overlapped and every fencing token
-rose (exit 1 if not). Without --redis or $REDIS_URL it runs on an embedded
-in-process Redis.`, stdout, stderr)
+rose (exit 1 if not). The server: --redis, else $REDIS_URL, else
+`+embeddedDefault+`.`, stdout, stderr)
 	conn := addConnFlags(fs.FlagSet, true)
 	workers := fs.Int("workers", 8, "contending workers")
 	locks := fs.Int("locks", 3, "locks they contend for")
