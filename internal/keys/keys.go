@@ -109,7 +109,7 @@ func HashTag(key string) (string, bool) {
 // "{}" or "x}"). Such names work on a single server but not on a Redis
 // Cluster.
 func Derived(prefix, name string) (derived string, ok bool) {
-	if redisson(prefix) {
+	if redisson(prefix) || tagOnly {
 		return redissonDerived(prefix, name)
 	}
 	slot, ok := slotString(name)
