@@ -42,8 +42,13 @@ type Mutex struct {
 	parts []redisync.Locker // canonical order
 
 	// gate is the local wait in front of the rounds (nil: NewReentrant),
-	// the same one every lock handle has (internal/hold).
-	gate *hold.Gate
+	// the same one every lock handle has (internal/hold). A multilock has
+	// no Client of its own: closed, which ends waits at the gate with
+	// ErrClosed, is closed when the loss watcher finds a component lost to
+	// its Client's Close.
+	gate      *hold.Gate
+	closed    chan struct{}
+	closeOnce sync.Once
 
 	// members is set when every part is an rlock on one Client whose keys
 	// can share a script (one server, or one hash slot on a Cluster): each
@@ -78,7 +83,8 @@ var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); retu
 // sync.Mutex.Lock does; NewReentrant makes one whose Locks nest.
 func New(lockers ...redisync.Locker) *Mutex {
 	m := newMutex(lockers)
-	m.gate = hold.NewGate(false, nil)
+	m.closed = make(chan struct{})
+	m.gate = hold.NewGate(false, m.closed)
 	return m
 }
 
@@ -338,8 +344,19 @@ func (m *Mutex) held() {
 			m.err = err
 		}
 		close(done)
+		for _, p := range m.parts {
+			if errors.Is(p.Err(), redisync.ErrClosed) {
+				m.clientClosed() // no Lock can succeed any more
+				break
+			}
+		}
 	}()
 }
+
+// clientClosed ends every wait at the gate, now and later, with
+// redisync.ErrClosed: a component's Client was closed. The lost hold keeps
+// the gate until its Unlock, which may never come then.
+func (m *Mutex) clientClosed() { m.closeOnce.Do(func() { close(m.closed) }) }
 
 // Unlock releases one hold of every component, in reverse canonical order,
 // and returns their errors joined (each names its component). The hold

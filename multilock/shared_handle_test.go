@@ -164,3 +164,17 @@ func TestMultilockOfMultilocks(t *testing.T) {
 	assert.Equal(t, int64(45), got)
 	assert.Zero(t, e.DBSize(t), "keys left: %v", e.Keys(t))
 }
+
+// A wait at the gate of a multilock whose hold was lost to its Client's
+// Close ends with ErrClosed: the holder's Unlock may never come.
+func TestLockOnAMultilockLostToClientCloseIsErrClosed(t *testing.T) {
+	e := setup(t)
+	c := e.Client(t)
+	m := New(rlock.New(c, "{z}:a"), fairlock.New(c, "{z}:b"))
+	require.NoError(t, m.Lock(bg()))
+	require.NoError(t, c.Close())
+	ctx, cancel := context.WithTimeout(bg(), 10*time.Second)
+	defer cancel()
+	assert.ErrorIs(t, m.Lock(ctx), redisync.ErrClosed)
+	assert.ErrorIs(t, m.Err(), redisync.ErrLockLost)
+}
