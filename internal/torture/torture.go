@@ -1,4 +1,4 @@
-// Package torture is the fault harness behind `redisync torture`: workers
+// Package torture is the fault harness behind `redisync-torture`: workers
 // take locks of one primitive (rlock, fairlock, rwlock, semaphore,
 // multilock or redlock) on a few names and, inside each hold, update a
 // protected resource on a separate, never-faulted Redis, while a nemesis
