@@ -444,6 +444,10 @@ func (m *Mutex) releaseParts(ctx context.Context, parts []redisync.Locker, retry
 			continue
 		case errors.Is(err, redisync.ErrNotHeld) && retry:
 			continue
+		case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+			// The component stopped waiting for its release's reply, which
+			// it finishes itself (a Locker's Unlock releases whatever ctx
+			// says): nothing is owed, and a retry would find it not held.
 		case !errors.Is(err, redisync.ErrNotHeld) && !errors.Is(err, redisync.ErrLockLost):
 			failed = append(failed, p)
 		}
