@@ -31,8 +31,10 @@
 //   - Unlock ends the hold locally first (after the last hold Done closes),
 //     then releases every component in reverse canonical order, whatever
 //     ctx says, and returns their errors joined, each naming its component.
-//     A component whose release fails (a stalled server, say) is remembered:
-//     the next Unlock retries it — on a multilock that holds nothing, Unlock
+//     A component whose Unlock only stopped waiting because ctx ended owes
+//     nothing: its own hold finishes the release. A component whose Unlock
+//     reports a failure (any other error) is remembered: the next Unlock
+//     retries it — on a multilock that holds nothing, Unlock
 //     then only retries what is owed — and so does the next Lock round
 //     before it takes the components again; a retry that finds a component
 //     not held counts as done (the earlier release landed). Done closes,

@@ -362,8 +362,9 @@ func (m *Mutex) clientClosed() { m.closeOnce.Do(func() { close(m.closed) }) }
 // and returns their errors joined (each names its component). The hold
 // ends locally first — the loss watcher stops, and after the last hold Done
 // closes — and every component is released whatever ctx says (each
-// component's own Unlock decides how ctx bounds its wait). A component
-// whose release fails is remembered: the next Unlock retries it first
+// component's own Unlock decides how ctx bounds its wait, and finishes a
+// release it stopped waiting for). A component whose Unlock reports a
+// failure other than ctx's end is remembered: the next Unlock retries it first
 // (Unlock on a multilock that holds nothing but still owes releases
 // retries them and returns their errors), as does the next Lock before it
 // takes the components again. It returns redisync.ErrNotHeld when the
