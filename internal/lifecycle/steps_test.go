@@ -629,8 +629,13 @@ func (r *run) finish(t *rapid.T) {
 				}
 				h.count, h.lost = 0, false
 				if h.side != permit {
-					if err := h.l.Lock(bg); !errors.Is(err, redisync.ErrClosed) {
-						t.Fatalf("Lock after Client.Close: %v, want ErrClosed", err)
+					// Bounded: a Lock that waited instead (at a closed gate)
+					// must fail the run, not hang it.
+					ctx, cancel := context.WithTimeout(bg, liveWait)
+					err := h.l.Lock(ctx)
+					cancel()
+					if !errors.Is(err, redisync.ErrClosed) {
+						t.Fatalf("%s.Lock after Client.Close: %v, want ErrClosed", h.label, err)
 					}
 				}
 			}
