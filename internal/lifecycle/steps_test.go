@@ -651,7 +651,9 @@ func (r *run) finish(t *rapid.T) {
 	for _, lk := range r.locks {
 		for _, h := range lk.handles {
 			for h.count > 0 || h.lost {
-				err := h.unlock(bg)
+				ctx, cancel := context.WithTimeout(bg, liveWait)
+				err := h.unlock(ctx)
+				cancel()
 				switch {
 				case h.lost && !errors.Is(err, redisync.ErrLockLost):
 					t.Fatalf("final %s.Unlock after a loss: %v", h.label, err)
