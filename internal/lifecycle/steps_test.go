@@ -583,7 +583,9 @@ func (r *run) stalledLock(t *rapid.T) {
 		t.Fatalf("%s.Lock sent into a pause of %v: %v, want it held once the server is back", h.label, pauseFor, err)
 	}
 	grantedAt := time.Now()
-	time.Sleep(50 * time.Millisecond)
+	// A spent grant is reported lost at once or at the watchdog's next
+	// look; a live one lasts about the lease.
+	time.Sleep(lease / 4)
 	if isDone(h.doneNow()) {
 		t.Fatalf("%s.Lock sent into a pause of %v returned nil for a hold that ended %v later (Err %v): the grant's lease had run out",
 			h.label, pauseFor, time.Since(grantedAt).Round(time.Millisecond), h.errNow())
