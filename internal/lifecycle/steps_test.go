@@ -587,7 +587,7 @@ func (r *run) stalledLock(t *rapid.T) {
 	// look; a live one lasts about the lease.
 	time.Sleep(lease / 4)
 	if isDone(h.doneNow()) {
-		t.Fatalf("%s.Lock sent into a pause of %v returned nil for a hold that ended %v later (Err %v): the grant's lease had run out",
+		t.Fatalf("%s.Lock sent into a pause of %v returned nil for a hold reported lost within %v (Err %v): the grant's lease had run out",
 			h.label, pauseFor, time.Since(grantedAt).Round(time.Millisecond), h.errNow())
 	}
 	for _, lk := range r.locks {
