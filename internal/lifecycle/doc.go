@@ -11,10 +11,10 @@
 // with a function that succeeds, fails or panics; DEL, SET, FLUSHALL and
 // SCRIPT FLUSH on server 0; server 0 paused past the lease, with or without
 // a Lock sent into the pause; an Unlock whose ctx ends during a short pause.
-// A run ends with Client.Close while holding, or
-// with every handle unlocked. After every step the handles' Done, Err and
-// Token, Redis (hash fields and counts, PTTL, queues, permits, leftovers)
-// and the Client's renewal events are compared with the model.
+// A run ends with Client.Close while holding, or with every handle
+// unlocked. After every step the handles' Done, Err and Token, Redis (hash
+// fields and counts, PTTL, queues, permits, leftovers) and the Clients'
+// renewal events are compared with the model.
 //
 // Running it:
 //
