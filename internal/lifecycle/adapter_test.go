@@ -1,3 +1,5 @@
+//go:build !lifecycle_ae978fd
+
 package lifecycle
 
 import (
@@ -6,9 +8,8 @@ import (
 	"github.com/redisync/redisync/rwlock"
 )
 
-// The options that make a handle reentrant. (On the starting commit ae978fd
-// every handle was reentrant and there was no option: there this adapter
-// returned no option, so the same model could run on both trees.)
+// The options that make a handle reentrant (see adapter_ae978fd_test.go for
+// the starting commit of issue 12, which had none).
 
 func reentrantRlock() []rlock.Option       { return []rlock.Option{rlock.WithReentrant()} }
 func reentrantFairlock() []fairlock.Option { return []fairlock.Option{fairlock.WithReentrant()} }
