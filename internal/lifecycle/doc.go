@@ -29,8 +29,9 @@
 // # Proof of teeth
 //
 // On the starting commit of issue 12 (ae978fd, where every handle was
-// reentrant and the adapter stood in for WithReentrant), the model found
-// each of the defects it was written for: 2 (Unlock with a done ctx did
+// reentrant; this directory copied there and run with -tags
+// lifecycle_ae978fd, whose adapter stands in for WithReentrant), the model
+// found each of the defects it was written for: 2 (Unlock with a done ctx did
 // nothing), 3 (multilock forgot holds whose release failed), 4 (a panic in
 // Do skipped the Unlock), 5 (two handles on one owner id left the lock held),
 // 6 (one wrong-type key lost every hold of the renewal batch), 9 (Lock
