@@ -9,6 +9,13 @@
 // idempotent on their own, and the callers make them safe to repeat.
 //
 // Rules every script follows:
+//   - it reads and checks before its first write (keyspace.lua): every key it
+//     may write must hold its own layout — a lock hash, a semaphore's
+//     configuration, a zset, hash or string of ours with an expiry — or it
+//     answers "WRONGKIND <i> <found>" (a *redisync.WrongKindError naming
+//     KEYS[i]) or, where another kind's lock holds the name, busy; and on
+//     Redis 7 every write it may make is cleared with redis.acl_check_cmd,
+//     so a denied command is an error naming it, with nothing written;
 //   - the first write is the one that may grow memory, so an OOM error leaves
 //     nothing half-done (Redis does not roll a script back);
 //   - time comes from the server (TIME), never from a client clock;

@@ -25,6 +25,24 @@
 -- The lock is granted only to the queue's head, or to anyone while the queue
 -- is empty. Every call (acquire, release, leave) first drops dead waiters;
 -- when that makes someone else head of a free lock, that waiter is woken.
+--
+-- Keys of another shape (keyspace.lua): WRONGKIND, or busy for a
+-- read-write lock's hash; NOPERM names a write the ACL denies. Nothing is
+-- written before every key has been checked.
+local shape = lock_shape(KEYS[1])
+if shape ~= 'none' and shape ~= 'lock' and shape ~= 'rwlock' then
+  return wrong_kind(1, shape)
+end
+local refusal = check_own({{2, 'zset'}, {3, 'zset'}, {4, 'string', TOKEN}})
+  or permitted({{'hset', KEYS[1]}, {'hincrby', KEYS[1]}, {'pexpire', KEYS[1]}, {'del', KEYS[1]}, {'set', KEYS[4]},
+    {'zadd', KEYS[2]}, {'zrem', KEYS[2]}, {'pexpire', KEYS[2]},
+    {'zadd', KEYS[3]}, {'zrem', KEYS[3]}, {'zremrangebyscore', KEYS[3]}, {'pexpire', KEYS[3]}})
+if refusal then
+  return refusal
+end
+if shape == 'rwlock' or hold_count(KEYS[1], ARGV[2]) == nil then
+  return redis.call('pttl', KEYS[1])
+end
 local owner = ARGV[2]
 local lease = tonumber(ARGV[1])
 local wait = tonumber(ARGV[4])

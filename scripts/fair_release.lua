@@ -15,6 +15,20 @@
 --
 -- Reply: {acted, count} as rlock_release.lua. A full release deletes the hash
 -- and publishes "0" on the channel of the first live waiter only.
+-- A key that is no lock of this kind holds no hold of this owner: {0, 0},
+-- nothing written; WRONGKIND for a queue or token key that is not ours,
+-- NOPERM naming a write the ACL denies (keyspace.lua).
+local shape = lock_shape(KEYS[1])
+if (shape ~= 'none' and shape ~= 'lock') or hold_count(KEYS[1], ARGV[1]) == nil then
+  return {0, 0}
+end
+local refusal = check_own({{2, 'zset'}, {3, 'zset'}, {4, 'string', TOKEN}})
+  or permitted({{'hset', KEYS[1]}, {'hincrby', KEYS[1]}, {'pexpire', KEYS[1]}, {'del', KEYS[1]}, {'set', KEYS[4]},
+    {'zadd', KEYS[2]}, {'zrem', KEYS[2]}, {'pexpire', KEYS[2]},
+    {'zadd', KEYS[3]}, {'zrem', KEYS[3]}, {'zremrangebyscore', KEYS[3]}, {'pexpire', KEYS[3]}})
+if refusal then
+  return refusal
+end
 local reply, deleted = release_hold(KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), KEYS[4],
   tonumber(ARGV[5] or '0'), ARGV[6], ARGV[7])
 if deleted then

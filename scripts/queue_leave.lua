@@ -9,7 +9,13 @@
 --
 -- Reply: 1 when the waiter was queued. If it was first in line, the next
 -- live waiter is woken to check whether its turn has come (if not, it just
--- waits again).
+-- waits again). A queue of another shape (keyspace.lua) is WRONGKIND;
+-- NOPERM names a write the ACL denies.
+local refusal = check_own({{1, 'zset'}, {2, 'zset'}})
+  or permitted({{'zrem', KEYS[1]}, {'zrem', KEYS[2]}, {'zremrangebyscore', KEYS[2]}})
+if refusal then
+  return refusal
+end
 local head = redis.call('zrange', KEYS[1], 0, 0)[1]
 redis.call('zrem', KEYS[2], ARGV[1])
 if redis.call('zrem', KEYS[1], ARGV[1]) == 0 then

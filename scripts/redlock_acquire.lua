@@ -11,6 +11,19 @@
 -- hybrid-logical-clock reading max(counter, server TIME in µs); when busy,
 -- granted is 0 and value the holder's PTTL. run_id identifies the server
 -- process, so the client can tell that a node restarted (and lost its keys).
+--
+-- Keys of another shape (keyspace.lua): a string with an expiry is a lock
+-- (busy unless it is this owner's); any other key at the name — a hash of
+-- another kind of lock, a user's key, a string without expiry — is
+-- WRONGKIND. NOPERM names a command the ACL denies (INFO included).
+do
+  local found = foreign(KEYS[1], 'string')
+  local refusal = (found and wrong_kind(1, found)) or check_own({{2, 'string', TOKEN}})
+    or permitted({{'info'}, {'set', KEYS[1]}, {'pexpire', KEYS[1]}})
+  if refusal then
+    return refusal
+  end
+end
 local run_id = string.match(redis.call('info', 'server'), 'run_id:(%w+)') or ''
 local ok = redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
 if not ok then

@@ -10,7 +10,17 @@
 -- ARGV[2]  the token
 --
 -- Reply: 1 when the counter is now at least the token, 0 when the lock is
--- no longer this owner's on this node.
+-- no longer this owner's on this node. A counter of another shape is
+-- WRONGKIND, NOPERM names a write the ACL denies (keyspace.lua).
+if redis.call('type', KEYS[1]).ok ~= 'string' then
+  return 0
+end
+do
+  local refusal = check_own({{2, 'string', TOKEN}}) or permitted({{'set', KEYS[2]}, {'pexpire', KEYS[2]}})
+  if refusal then
+    return refusal
+  end
+end
 if redis.call('get', KEYS[1]) ~= ARGV[1] then
   return 0
 end

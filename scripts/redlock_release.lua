@@ -3,7 +3,19 @@
 -- KEYS[1]  lock key
 -- ARGV[1]  owner id
 --
--- Reply: 1 deleted, 0 not this owner's (or absent).
+-- Reply: 1 deleted, 0 not this owner's (or absent, or no string: another
+-- kind's key, which is never touched).
+if redis.call('type', KEYS[1]).ok ~= 'string' then
+  return 0
+end
+do
+  -- One write, so a denied DEL leaves nothing half-done; the check is for
+  -- an error that names it (keyspace.lua).
+  local refusal = permitted({{'del', KEYS[1]}})
+  if refusal then
+    return refusal
+  end
+end
 if redis.call('get', KEYS[1]) == ARGV[1] then
   return redis.call('del', KEYS[1])
 end

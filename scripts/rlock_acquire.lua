@@ -16,6 +16,25 @@
 --   {token, count}  acquired (count = hold count after this acquisition)
 --   PTTL            busy: the holder's remaining lease in ms (-1: no expiry)
 --   error           "NON_REENTRANT" when ARGV[3] is "1" and the owner holds it
+--   error           "WRONGKIND <i> <found>" when KEYS[i] is no key of a lock
+--                   (see keyspace.lua); a read-write lock's hash is busy
+--   error           "NOPERM ..." naming a write command the ACL denies
+--
+-- Nothing is written before every key has been checked.
+local shape = lock_shape(KEYS[1])
+if shape ~= 'none' and shape ~= 'lock' and shape ~= 'rwlock' then
+  return wrong_kind(1, shape)
+end
+local refusal = check_own({{2, 'string', TOKEN}})
+  or permitted({{'hset', KEYS[1]}, {'hincrby', KEYS[1]}, {'pexpire', KEYS[1]}})
+if refusal then
+  return refusal
+end
+if shape == 'rwlock' or hold_count(KEYS[1], ARGV[2]) == nil then
+  -- A read-write lock holds the name (kinds exclude each other by the
+  -- hash), or a hash with this owner's field that holds no count.
+  return redis.call('pttl', KEYS[1])
+end
 local lease = tonumber(ARGV[1])
 local latch, req = ARGV[4], ARGV[5]
 if latch_refuses(KEYS[1], latch, req) then

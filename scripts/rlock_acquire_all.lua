@@ -15,7 +15,21 @@
 local n = #KEYS / 2
 for i = 1, n do
   local key, owner = KEYS[2 * i - 1], ARGV[3 * i - 1]
-  if redis.call('exists', key) == 1 then
+  -- Keys of another shape (keyspace.lua): WRONGKIND, or busy for a
+  -- read-write lock or a field of this owner that holds no count.
+  local shape = lock_shape(key)
+  if shape ~= 'none' and shape ~= 'lock' and shape ~= 'rwlock' then
+    return wrong_kind(2 * i - 1, shape)
+  end
+  local refusal = check_own({{2 * i, 'string', TOKEN}})
+    or permitted({{'hset', key}, {'hincrby', key}, {'pexpire', key}})
+  if refusal then
+    return refusal
+  end
+  if shape == 'rwlock' or hold_count(key, owner) == nil then
+    return redis.call('pttl', key)
+  end
+  if shape == 'lock' then
     if redis.call('hexists', key, owner) == 0 then
       return redis.call('pttl', key)
     end

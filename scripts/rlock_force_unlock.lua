@@ -7,10 +7,22 @@
 -- ARGV[1]  "publish" or "spublish"
 --
 -- Reply: 1 when a lock was deleted (and "0" published), 0 when there was none.
--- A key of another type is left alone and reported as an error.
-local early = unless_hash(KEYS[1])
-if early then
-  return early
+-- Anything that is not a lock of this kind — a user's hash, a key of
+-- another type, a read-write lock, a semaphore — is left alone and reported
+-- as WRONGKIND (see keyspace.lua); NOPERM names a write the ACL denies.
+local shape = lock_shape(KEYS[1])
+if shape == 'none' then
+  return 0
+end
+if shape == 'rwlock' then
+  return wrong_kind(1, 'a read-write lock')
+end
+if shape ~= 'lock' or not lock_fields(KEYS[1]) then
+  return wrong_kind(1, shape == 'lock' and 'a hash with fields no lock has' or shape)
+end
+local refusal = check_own({{3, 'string', TOKEN}}) or permitted({{'del', KEYS[1]}, {'set', KEYS[3]}})
+if refusal then
+  return refusal
 end
 local token = tonumber(redis.call('hget', KEYS[1], 'redisync:token') or '0')
 redis.call('del', KEYS[1])

@@ -23,6 +23,18 @@
 -- Reply: {acted, count}: acted is 1 when this call changed the lock, count is
 -- the owner's hold count afterwards (0: released, or not held at all).
 -- A full release deletes the hash and publishes "0" on the channel.
+-- A key that is no lock of this kind (keyspace.lua) holds no hold of this
+-- owner: {0, 0}, nothing written. Errors: WRONGKIND for a last-token key
+-- that is not ours, NOPERM naming a write the ACL denies.
+local shape = lock_shape(KEYS[1])
+if (shape ~= 'none' and shape ~= 'lock') or hold_count(KEYS[1], ARGV[1]) == nil then
+  return {0, 0}
+end
+local refusal = check_own({{3, 'string', TOKEN}})
+  or permitted({{'hincrby', KEYS[1]}, {'hset', KEYS[1]}, {'pexpire', KEYS[1]}, {'del', KEYS[1]}, {'set', KEYS[3]}})
+if refusal then
+  return refusal
+end
 local reply, deleted = release_hold(KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), KEYS[3],
   tonumber(ARGV[5] or '0'), ARGV[6], ARGV[7])
 if deleted then

@@ -9,9 +9,24 @@
 --
 -- Reply: 1 when a lock was deleted, 0 when there was none. The read holds'
 -- timeout keys are left to expire: without the hash they hold nothing.
-local early = unless_hash(KEYS[1])
-if early then
-  return early
+-- Anything that is not a read-write lock — a user's hash, a key of another
+-- type, an rlock's or fair lock's hash, a semaphore — is left alone and
+-- reported as WRONGKIND (keyspace.lua); NOPERM names a write the ACL denies.
+local shape = lock_shape(KEYS[1])
+if shape == 'none' then
+  return 0
+end
+if shape == 'lock' then
+  return wrong_kind(1, 'a lock that is no read-write lock')
+end
+if shape ~= 'rwlock' or not lock_fields(KEYS[1]) then
+  return wrong_kind(1, shape == 'rwlock' and 'a hash with fields no lock has' or shape)
+end
+do
+  local refusal = check_own({{3, 'string', TOKEN}}) or permitted({{'del', KEYS[1]}, {'set', KEYS[3]}})
+  if refusal then
+    return refusal
+  end
 end
 local token = redis.call('hget', KEYS[1], 'redisync:token')
 redis.call('del', KEYS[1])

@@ -21,6 +21,33 @@
 -- a writer with writer preference is waiting; a reader that already holds a
 -- read hold always re-enters (it would otherwise wait for itself). The write
 -- holder may also take read holds (write-to-read reentry).
+--
+-- Keys of another shape (keyspace.lua): an rlock's or fair lock's hash is
+-- busy (kinds exclude each other by the hash); anything else, including a
+-- hash without "mode" that is no lock, is WRONGKIND, never free. NOPERM
+-- names a write the ACL denies. Nothing is written before every key has
+-- been checked.
+local shape = rw_shape(KEYS[1])
+if shape ~= 'none' and shape ~= 'lock' and shape ~= 'rwlock' then
+  return wrong_kind(1, shape)
+end
+local reads, writes = hold_count(KEYS[1], ARGV[2]), hold_count(KEYS[1], ARGV[3])
+if shape == 'lock' or reads == nil or writes == nil then
+  return redis.call('pttl', KEYS[1])
+end
+do
+  local next_hold = KEYS[2] .. ':' .. (reads + 1)
+  local found = foreign(next_hold, 'string', READ_HOLD)
+  local refusal = check_own({{3, 'string', TOKEN}, {4, 'zset'}})
+    or (found and wrong_kind(2, found .. ' at read hold ' .. (reads + 1)))
+    or (shape == 'rwlock' and reads == 0 and writes == 0 and not lock_fields(KEYS[1])
+      and wrong_kind(1, 'a hash with fields no lock has'))
+    or permitted({{'hset', KEYS[1]}, {'hincrby', KEYS[1]}, {'pexpire', KEYS[1]}, {'set', next_hold},
+      {'zremrangebyscore', KEYS[4]}})
+  if refusal then
+    return refusal
+  end
+end
 local lease = tonumber(ARGV[1])
 local mode = redis.call('hget', KEYS[1], 'mode')
 local mine = redis.call('hexists', KEYS[1], ARGV[2]) == 1

@@ -18,6 +18,30 @@
 -- (every waiter re-checks: readers and writers may both be waiting). Fields
 -- of readers whose timeout keys all expired (crashed readers) do not keep the
 -- lock: they are deleted with the hash.
+--
+-- A key that is no read-write lock holds no hold of this owner: {0, 0},
+-- nothing written. This owner's read-hold keys and the last-token key must
+-- be ours (else WRONGKIND); NOPERM names a write the ACL denies
+-- (keyspace.lua).
+local shape = lock_shape(KEYS[1])
+local held = hold_count(KEYS[1], ARGV[1])
+if (shape ~= 'none' and shape ~= 'rwlock') or held == nil then
+  return {0, 0}
+end
+for n = 1, held do
+  local found = foreign(KEYS[3] .. ':' .. n, 'string', READ_HOLD)
+  if found then
+    return wrong_kind(3, found .. ' at read hold ' .. n)
+  end
+end
+do
+  local refusal = check_own({{5, 'string', TOKEN}})
+    or permitted({{'hdel', KEYS[1]}, {'hset', KEYS[1]}, {'pexpire', KEYS[1]}, {'del', KEYS[1]},
+      {'del', KEYS[3] .. ':1'}, {'set', KEYS[5]}})
+  if refusal then
+    return refusal
+  end
+end
 local count = tonumber(redis.call('hget', KEYS[1], ARGV[1]) or '0') or 0
 local expected = tonumber(ARGV[3])
 if count == 0 or (expected > 0 and count ~= expected) then

@@ -15,6 +15,26 @@
 -- Reply: {token, count} acquired; the hash's PTTL when busy; error
 -- NON_REENTRANT; error UPGRADE when the owner holds read holds but not the
 -- write hold (it would wait for itself forever).
+--
+-- Keys of another shape (keyspace.lua): an rlock's or fair lock's hash is
+-- busy; anything else, including a hash without "mode" that is no lock, is
+-- WRONGKIND, never free. NOPERM names a write the ACL denies. Nothing is
+-- written before every key has been checked.
+local shape = rw_shape(KEYS[1])
+if shape ~= 'none' and shape ~= 'lock' and shape ~= 'rwlock' then
+  return wrong_kind(1, shape)
+end
+if shape == 'lock' or hold_count(KEYS[1], ARGV[2]) == nil or hold_count(KEYS[1], ARGV[3]) == nil then
+  return redis.call('pttl', KEYS[1])
+end
+do
+  local refusal = check_own({{2, 'string', TOKEN}, {3, 'zset'}})
+    or permitted({{'hset', KEYS[1]}, {'hincrby', KEYS[1]}, {'pexpire', KEYS[1]},
+      {'zadd', KEYS[3]}, {'zrem', KEYS[3]}, {'pexpire', KEYS[3]}})
+  if refusal then
+    return refusal
+  end
+end
 local lease = tonumber(ARGV[1])
 local mode = redis.call('hget', KEYS[1], 'mode')
 if not mode then

@@ -14,6 +14,22 @@
 -- owner still has read holds the lock is downgraded to mode "read" and "1" is
 -- published so waiting readers join at once; otherwise the hash is deleted
 -- and "1" is published.
+--
+-- A key that is no read-write lock holds no hold of this owner: {0, 0},
+-- nothing written; WRONGKIND for a last-token key that is not ours, NOPERM
+-- naming a write the ACL denies (keyspace.lua).
+local shape = lock_shape(KEYS[1])
+if (shape ~= 'none' and shape ~= 'rwlock') or hold_count(KEYS[1], ARGV[1]) == nil then
+  return {0, 0}
+end
+do
+  local refusal = check_own({{3, 'string', TOKEN}})
+    or permitted({{'hincrby', KEYS[1]}, {'pexpire', KEYS[1]}, {'hdel', KEYS[1]}, {'hset', KEYS[1]},
+      {'del', KEYS[1]}, {'set', KEYS[3]}})
+  if refusal then
+    return refusal
+  end
+end
 local count = tonumber(redis.call('hget', KEYS[1], ARGV[1]) or '0') or 0
 local expected = tonumber(ARGV[3])
 if count == 0 or (expected > 0 and count ~= expected) then

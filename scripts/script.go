@@ -10,17 +10,16 @@ import (
 	"strings"
 
 	"github.com/redis/rueidis"
+
+	"github.com/redisync/redisync/internal/errs"
 )
 
 //go:embed lib.lua
 var libSrc string
 
-// newScript loads a script with lib.lua's helpers prepended.
-func newScript(src string) *rueidis.Lua {
-	return rueidis.NewLuaScript(withLib(src))
-}
-
-func withLib(src string) string { return libSrc + "\n" + src }
+// withLib prepends lib.lua's and keyspace.lua's helpers to a script (see
+// newScript).
+func withLib(src string) string { return mutate(libSrc + "\n" + keyspaceSrc + "\n" + src) }
 
 // sha1Hex is the script's EVALSHA digest, for commands built by hand (batches
 // sent with DoMulti), which rueidis's Lua type does not cover.
@@ -45,7 +44,8 @@ var ErrTooMany = errors.New("scripts: more permits requested than the capacity")
 // of this package's refusals) rather than a failure to get one. After an
 // answer the caller knows the script ran (or did not) and needs no undo.
 func IsReply(err error) bool {
-	if errors.Is(err, ErrNonReentrant) || errors.Is(err, ErrUpgrade) || errors.Is(err, ErrTooMany) {
+	if errors.Is(err, ErrNonReentrant) || errors.Is(err, ErrUpgrade) || errors.Is(err, ErrTooMany) ||
+		errors.Is(err, errs.ErrWrongKind) {
 		return true
 	}
 	_, ok := rueidis.IsRedisErr(err)
@@ -72,7 +72,7 @@ type Acquired struct {
 // parseAcquired reads the reply shared by every acquire script: {token,
 // count} when acquired, an integer wait hint when busy, and the refusals
 // NON_REENTRANT, UPGRADE and TOO_MANY as error replies.
-func parseAcquired(res rueidis.RedisResult) (Acquired, error) {
+func parseAcquired(res reply) (Acquired, error) {
 	if err := res.Error(); err != nil {
 		if rerr, ok := rueidis.IsRedisErr(err); ok {
 			switch {
@@ -152,7 +152,7 @@ type Released struct {
 	Count int64 // the owner's hold count afterwards
 }
 
-func parseReleased(res rueidis.RedisResult) (Released, error) {
+func parseReleased(res reply) (Released, error) {
 	msg, err := res.ToMessage()
 	if err != nil {
 		return Released{}, err

@@ -24,6 +24,26 @@
 -- so a large request at the head holds back smaller ones behind it and is
 -- never starved by them. Every call first takes back expired holders'
 -- permits and drops dead waiters; when permits are free, the head is woken.
+--
+-- Keys of another shape (keyspace.lua) — a lock or a user's key at the
+-- name, a capacity no semaphore of ours wrote — are WRONGKIND; NOPERM names
+-- a write the ACL denies. Nothing is written before every key has been
+-- checked.
+local shape = sem_shape(KEYS[1])
+if shape ~= 'none' and shape ~= 'semaphore' then
+  return wrong_kind(1, shape)
+end
+do
+  local refusal = check_own({{2, 'zset'}, {3, 'hash'}, {4, 'zset'}, {5, 'zset'}})
+    or permitted({{'hsetnx', KEYS[1]}, {'hset', KEYS[1]},
+    {'zadd', KEYS[2]}, {'zrem', KEYS[2]}, {'zremrangebyscore', KEYS[2]}, {'pexpire', KEYS[2]}, {'del', KEYS[2]},
+    {'hset', KEYS[3]}, {'hdel', KEYS[3]}, {'hincrby', KEYS[3]}, {'pexpire', KEYS[3]}, {'del', KEYS[3]},
+    {'zadd', KEYS[4]}, {'zrem', KEYS[4]}, {'pexpire', KEYS[4]}, {'zadd', KEYS[5]}, {'zrem', KEYS[5]},
+    {'zremrangebyscore', KEYS[5]}, {'pexpire', KEYS[5]}})
+  if refusal then
+    return refusal
+  end
+end
 local n, id, lease, wait = tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 redis.call('hsetnx', KEYS[1], 'capacity', ARGV[1])
 local capacity = tonumber(redis.call('hget', KEYS[1], 'capacity'))

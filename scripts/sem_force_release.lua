@@ -7,7 +7,18 @@
 -- ARGV[1]  "publish" or "spublish"
 --
 -- Reply: the number of permits that were held. Their holders find out at
--- their next renewal (their Permits report the loss).
+-- their next renewal (their Permits report the loss). Keys of another
+-- shape are WRONGKIND, NOPERM names a write the ACL denies (keyspace.lua).
+do
+  local refusal = check_own({{2, 'zset'}, {3, 'hash'}, {4, 'zset'}, {5, 'zset'}})
+    or permitted({{'zadd', KEYS[2]}, {'zrem', KEYS[2]}, {'zremrangebyscore', KEYS[2]}, {'pexpire', KEYS[2]}, {'del', KEYS[2]},
+    {'hset', KEYS[3]}, {'hdel', KEYS[3]}, {'hincrby', KEYS[3]}, {'pexpire', KEYS[3]}, {'del', KEYS[3]},
+    {'zadd', KEYS[4]}, {'zrem', KEYS[4]}, {'pexpire', KEYS[4]}, {'zadd', KEYS[5]}, {'zrem', KEYS[5]},
+    {'zremrangebyscore', KEYS[5]}, {'pexpire', KEYS[5]}})
+  if refusal then
+    return refusal
+  end
+end
 local used = tonumber(redis.call('hget', KEYS[3], 'used') or '0') or 0
 redis.call('del', KEYS[2], KEYS[3])
 drop_dead_waiters(KEYS[4], KEYS[5], math.floor(now_us() / 1000))

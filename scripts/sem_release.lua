@@ -8,7 +8,19 @@
 --
 -- Reply: 1 released; 2 released, but its lease had already run out (it was
 -- not yet taken back); 0 no such permit (released before, or taken back
--- after its lease ran out). The head of the queue is woken.
+-- after its lease ran out). The head of the queue is woken. Keys of
+-- another shape are WRONGKIND, NOPERM names a write the ACL denies
+-- (keyspace.lua); the semaphore's configuration is not written here.
+do
+  local refusal = check_own({{2, 'zset'}, {3, 'hash'}, {4, 'zset'}, {5, 'zset'}})
+    or permitted({{'zadd', KEYS[2]}, {'zrem', KEYS[2]}, {'zremrangebyscore', KEYS[2]}, {'pexpire', KEYS[2]}, {'del', KEYS[2]},
+    {'hset', KEYS[3]}, {'hdel', KEYS[3]}, {'hincrby', KEYS[3]}, {'pexpire', KEYS[3]}, {'del', KEYS[3]},
+    {'zadd', KEYS[4]}, {'zrem', KEYS[4]}, {'pexpire', KEYS[4]}, {'zadd', KEYS[5]}, {'zrem', KEYS[5]},
+    {'zremrangebyscore', KEYS[5]}, {'pexpire', KEYS[5]}})
+  if refusal then
+    return refusal
+  end
+end
 local now_ms = math.floor(now_us() / 1000)
 local n = tonumber(redis.call('hget', KEYS[3], ARGV[1]) or '0') or 0
 if n == 0 then

@@ -11,6 +11,23 @@
 -- Reply: {capacity, used, queued, now_ms, id1, n1, expiry1, id2, ...}.
 -- Expired holders are taken back first, and when permits are free the head
 -- of the queue is woken (a raised capacity lets waiters in at once).
+-- Keys of another shape are WRONGKIND (the capacity is read exactly or not
+-- at all: keyspace.lua's sem_shape); NOPERM names a write the ACL denies.
+local shape = sem_shape(KEYS[1])
+if shape ~= 'none' and shape ~= 'semaphore' then
+  return wrong_kind(1, shape)
+end
+do
+  local refusal = check_own({{2, 'zset'}, {3, 'hash'}, {4, 'zset'}, {5, 'zset'}})
+    or permitted({{'hsetnx', KEYS[1]}, {'hset', KEYS[1]},
+    {'zadd', KEYS[2]}, {'zrem', KEYS[2]}, {'zremrangebyscore', KEYS[2]}, {'pexpire', KEYS[2]}, {'del', KEYS[2]},
+    {'hset', KEYS[3]}, {'hdel', KEYS[3]}, {'hincrby', KEYS[3]}, {'pexpire', KEYS[3]}, {'del', KEYS[3]},
+    {'zadd', KEYS[4]}, {'zrem', KEYS[4]}, {'pexpire', KEYS[4]}, {'zadd', KEYS[5]}, {'zrem', KEYS[5]},
+    {'zremrangebyscore', KEYS[5]}, {'pexpire', KEYS[5]}})
+  if refusal then
+    return refusal
+  end
+end
 redis.call('hsetnx', KEYS[1], 'capacity', ARGV[1])
 if ARGV[2] ~= '' then
   redis.call('hset', KEYS[1], 'capacity', ARGV[2])

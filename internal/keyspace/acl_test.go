@@ -109,7 +109,6 @@ var aclFlows = []aclFlow{
 // Redis (every key's value and expiry as before). Steps before it ran as
 // usual; the flow stops at the first failure.
 func TestDeniedCommandLeavesNothingBehind(t *testing.T) {
-	scriptsPending(t)
 	e := newEnv(t)
 	admin := redisync.New(dial(t))
 	t.Cleanup(func() { admin.Close() })
@@ -149,7 +148,6 @@ func TestDeniedCommandLeavesNothingBehind(t *testing.T) {
 // A denied PUBLISH costs only the wake-up: the release stands, and
 // waiters fall back to their bounded poll.
 func TestDeniedPublishStillReleases(t *testing.T) {
-	scriptsPending(t)
 	e := newEnv(t)
 	e.do(t, "ACL", "SETUSER", "deny-publish", "reset", "on", ">pw", "~*", "&*", "+@all", "-publish")
 	t.Cleanup(func() { e.do(t, "ACL", "DELUSER", "deny-publish") })

@@ -29,7 +29,6 @@ func refused(ok bool, err error) bool {
 // treated "no mode field" as free, and its release deleted (RUnlock) or
 // expired (Unlock) the data.
 func TestRWLockLeavesADataHashAlone(t *testing.T) {
-	scriptsPending(t)
 	e := newEnv(t)
 	const name = "orders:42"
 	for _, ttl := range []bool{false, true} {
@@ -69,7 +68,6 @@ func TestRWLockLeavesADataHashAlone(t *testing.T) {
 
 // Issue 13, defect 2: force-unlock deleted any hash.
 func TestForceUnlockLeavesADataHashAlone(t *testing.T) {
-	scriptsPending(t)
 	e := newEnv(t)
 	const name = "customers:7"
 	e.do(t, "HSET", name, "name", "Bo", "email", "bo@example.com")
@@ -89,7 +87,6 @@ func TestForceUnlockLeavesADataHashAlone(t *testing.T) {
 // Every pair: while the first holds, the second is busy or refused and
 // changes nothing; the first then releases cleanly.
 func TestKindsOnOneNameExcludeEachOther(t *testing.T) {
-	scriptsPending(t)
 	e := newEnv(t)
 	other := redisync.New(dial(t))
 	t.Cleanup(func() { other.Close() })
@@ -123,7 +120,6 @@ func TestKindsOnOneNameExcludeEachOther(t *testing.T) {
 // Issue 13, defect 3: a semaphore's configuration hash (no expiry) made a
 // lock of the same name wait forever.
 func TestSemaphoreConfigurationIsNoLockToWaitFor(t *testing.T) {
-	scriptsPending(t)
 	e := newEnv(t)
 	const name = "pool"
 	s := semaphore.New(e.c, name, 2)
@@ -214,7 +210,6 @@ func TestNamesOfInternalKeysAreRefused(t *testing.T) {
 // before any I/O, and a capacity in Redis that no semaphore of ours wrote
 // is not reported as a number it is not.
 func TestHugeCountsAreRefusedAndCapacityIsExact(t *testing.T) {
-	scriptsPending(t)
 	e := newEnv(t)
 	for _, n := range []int{1e17, math.MaxInt64} {
 		s := semaphore.New(e.c, "big", n)
@@ -235,17 +230,10 @@ func TestHugeCountsAreRefusedAndCapacityIsExact(t *testing.T) {
 
 // Redlock's key is a string; a hash under its name is not a lock of its.
 func TestRedlockLeavesAHashAlone(t *testing.T) {
-	scriptsPending(t)
 	e := newEnv(t)
 	e.do(t, "HSET", "acct", "balance", "10")
 	before := e.snapshot(t)
 	ok, err := redlock.New([]*redisync.Client{e.c}, "acct").TryLock(bg())
 	assert.True(t, refused(ok, err), "%v %v", ok, err)
 	assert.Empty(t, diff(before, e.snapshot(t)))
-}
-
-// scriptsPending skips a test whose fix is in the scripts, until they
-// recognise their own layouts (issue 13, in progress).
-func scriptsPending(t testing.TB) {
-	t.Skip("issue 13: the scripts' shape checks are not in yet")
 }

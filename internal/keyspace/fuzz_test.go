@@ -61,7 +61,6 @@ func FuzzKeyspace(f *testing.F) {
 	} {
 		f.Add(s.a, s.b, s.ka, s.kb, s.data, s.at, s.ttl)
 	}
-	scriptsPending(f)
 	e := newEnv(f)
 	other := redisync.New(dial(f))
 	f.Cleanup(func() { other.Close() })
@@ -190,4 +189,3 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
-

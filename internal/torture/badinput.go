@@ -171,6 +171,12 @@ func (r *runState) badInputs(ctx context.Context) []InputCheck {
 		return r.aclCheck(ctx, addr, admin, name, "-publish -spublish")
 	})
 	check("RESP2-only connection", func() (string, bool) { return resp2Check(ctx, addr, name) })
+	// Keyspace safety (issue 13): a user's data under a lock name, kinds
+	// meeting on one name, names that differ only by braces, names of our
+	// own keys, counts Lua cannot hold exactly.
+	for _, k := range r.keyspaceChecks(ctx, admin, c, name) {
+		check(k.input, k.f)
+	}
 	out = append(out, InputCheck{Input: "LOADING while a node restarts", Outcome: "not produced here (needs a dataset slow to load)", OK: true})
 	return out
 }
@@ -414,4 +420,126 @@ func resp2Check(ctx context.Context, addr, name string) (string, bool) {
 func mustAtoi(s string) int64 {
 	n, _ := strconv.ParseInt(s, 10, 64)
 	return n
+}
+
+// keyspaceCheck is one of keyspaceChecks' inputs.
+type keyspaceCheck struct {
+	input string
+	f     func() (string, bool)
+}
+
+// keyspaceChecks are issue 13's inputs. Each leaves the run's keys as it
+// found them: data it planted and a semaphore's configuration (which has
+// no expiry by design) are deleted at its end.
+func (r *runState) keyspaceChecks(ctx context.Context, admin rueidis.Client, c *redisync.Client, name string) []keyspaceCheck {
+	do := func(args ...string) rueidis.RedisResult { return admin.Do(ctx, admin.B().Arbitrary(args...).Build()) }
+	dump := func(key string) string {
+		d, _ := do("DUMP", key).ToString()
+		at, _ := do("PEXPIRETIME", key).AsInt64()
+		return fmt.Sprintf("%q@%d", d, at)
+	}
+	wrongKind := func(err error) bool { return errors.Is(err, redisync.ErrWrongKind) }
+	refused := func(ok bool, err error) bool { return !ok && (err == nil || wrongKind(err)) }
+	data := name + ":data"
+	return []keyspaceCheck{
+		{"data hash under a lock name", func() (string, bool) {
+			defer do("DEL", data)
+			do("HSET", data, "name", "Ann", "email", "ann@example.com")
+			before := dump(data)
+			rw := rwlock.New(c, data)
+			if ok, err := rw.TryRLock(ctx); !refused(ok, err) {
+				return fmt.Sprintf("rwlock TryRLock: %v, %v", ok, err), false
+			}
+			if ok, err := rw.TryLock(ctx); !refused(ok, err) {
+				return fmt.Sprintf("rwlock TryLock: %v, %v", ok, err), false
+			}
+			for label, force := range map[string]func(context.Context, *redisync.Client, string) (bool, error){
+				"rlock": rlock.ForceUnlock, "fairlock": fairlock.ForceUnlock, "rwlock": rwlock.ForceUnlock,
+			} {
+				if _, err := force(ctx, c, data); !wrongKind(err) {
+					return fmt.Sprintf("%s ForceUnlock: %v", label, err), false
+				}
+			}
+			if after := dump(data); after != before {
+				return "the data hash changed", false
+			}
+			return "rwlock refuses (ErrWrongKind), force-unlocks refuse, the hash is byte-identical", true
+		}},
+		{"cross-kind names", func() (string, bool) {
+			m := rlock.New(c, name)
+			if err := m.Lock(ctx); err != nil {
+				return fmt.Sprintf("rlock Lock: %v", err), false
+			}
+			rw := rwlock.New(c, name)
+			ok1, err1 := rw.TryLock(ctx)
+			ok2, err2 := rw.TryRLock(ctx)
+			_, ok3, err3 := semaphore.New(c, name, 1).TryAcquire(ctx, 1)
+			ok4, err4 := redlock.New([]*redisync.Client{c}, name).TryLock(ctx)
+			if err := m.Unlock(ctx); err != nil {
+				return fmt.Sprintf("rlock Unlock: %v", err), false
+			}
+			if !refused(ok1, err1) || !refused(ok2, err2) || !refused(ok3, err3) || !refused(ok4, err4) {
+				return fmt.Sprintf("beside a held rlock: rwlock write %v %v, read %v %v, semaphore %v %v, redlock %v %v",
+					ok1, err1, ok2, err2, ok3, err3, ok4, err4), false
+			}
+			return "beside a held rlock, rwlock is busy and semaphore and redlock refuse; the rlock releases cleanly", true
+		}},
+		{"names differing by braces", func() (string, bool) {
+			plain, braced := name+"x", "{"+name+"x}"
+			a, b := fairlock.New(c, plain), fairlock.New(c, braced)
+			if err := a.Lock(ctx); err != nil {
+				return err.Error(), false
+			}
+			ok, err := b.TryLock(ctx)
+			if ok {
+				_ = b.Unlock(ctx)
+			}
+			_ = a.Unlock(ctx)
+			p, err1 := semaphore.New(c, plain, 1).Acquire(ctx, 1)
+			q, ok2, err2 := semaphore.New(c, braced, 1).TryAcquire(ctx, 1)
+			if p != nil {
+				_ = p.Release(ctx)
+			}
+			if q != nil {
+				_ = q.Release(ctx)
+			}
+			do("DEL", plain, braced)
+			if !ok || err != nil || err1 != nil || !ok2 || err2 != nil {
+				return fmt.Sprintf("fair lock %q beside %q: %v %v; semaphores: %v, %v %v", braced, plain, ok, err, err1, ok2, err2), false
+			}
+			return fmt.Sprintf("%q and %q are independent fair locks and semaphores", plain, braced), true
+		}},
+		{"names of internal keys", noIO(r, admin, func() (string, bool) {
+			for _, bad := range []string{"redisync_sem_permits:{" + name + "}", "redisync_lock_token:{" + name + "}:" + name,
+				"{" + name + "}:owner:rwlock_timeout:1"} {
+				if err := rlock.New(c, bad).Lock(ctx); !errors.Is(err, redisync.ErrInvalidName) {
+					return fmt.Sprintf("rlock %q: %v", bad, err), false
+				}
+				if _, err := semaphore.New(c, bad, 1).Acquire(ctx, 1); !errors.Is(err, redisync.ErrInvalidName) {
+					return fmt.Sprintf("semaphore %q: %v", bad, err), false
+				}
+			}
+			return "ErrInvalidName, no I/O", true
+		})},
+		{"huge counts", noIO(r, admin, func() (string, bool) {
+			for _, n := range []int{1e17, math.MaxInt64} {
+				if _, err := semaphore.New(c, name, n).Acquire(ctx, 1); !errors.Is(err, semaphore.ErrBadCount) {
+					return fmt.Sprintf("capacity %d: %v", n, err), false
+				}
+				if _, err := semaphore.New(c, name, 1).Acquire(ctx, n); !errors.Is(err, semaphore.ErrBadCount) {
+					return fmt.Sprintf("count %d: %v", n, err), false
+				}
+			}
+			return "ErrBadCount for capacities and counts of 1e17 and MaxInt64, no I/O", true
+		})},
+		{"capacity in Redis beyond exact", func() (string, bool) {
+			defer do("DEL", name)
+			do("HSET", name, "capacity", strconv.Itoa(math.MaxInt64))
+			got, err := semaphore.New(c, name, 1).Capacity(ctx)
+			if !wrongKind(err) {
+				return fmt.Sprintf("Capacity: %d, %v", got, err), false
+			}
+			return "Capacity: ErrWrongKind (never a rounded or wrapped number)", true
+		}},
+	}
 }

@@ -1,0 +1,102 @@
+package scripts
+
+import (
+	"context"
+	_ "embed"
+	"strconv"
+	"strings"
+
+	"github.com/redis/rueidis"
+
+	"github.com/redisync/redisync/internal/errs"
+)
+
+// keyspace.lua holds the helpers with which every script recognises its own
+// keys (issue 13); withLib prepends it after lib.lua.
+//
+//go:embed keyspace.lua
+var keyspaceSrc string
+
+// script is one of our Lua scripts: run through rueidis (EVALSHA, EVAL on
+// NOSCRIPT), with its WRONGKIND replies turned into errors naming the key.
+type script struct{ lua *rueidis.Lua }
+
+func newScript(src string) *script {
+	return &script{lua: rueidis.NewLuaScript(withLib(src))}
+}
+
+// Exec runs the script; see reply.
+func (s *script) Exec(ctx context.Context, c rueidis.Client, keys, args []string) reply {
+	res := s.lua.Exec(ctx, c, keys, args)
+	return reply{RedisResult: res, err: kindError(res.Error(), keys)}
+}
+
+// reply is a script's result whose error, if any, is a *errs.WrongKindError
+// for a WRONGKIND reply; the readers the wrappers use report that error.
+type reply struct {
+	rueidis.RedisResult
+	err error
+}
+
+func (r reply) Error() error { return r.err }
+
+func (r reply) ToMessage() (rueidis.RedisMessage, error) {
+	if r.err != nil {
+		return rueidis.RedisMessage{}, r.err
+	}
+	return r.RedisResult.ToMessage()
+}
+
+func (r reply) AsInt64() (int64, error) {
+	if r.err != nil {
+		return 0, r.err
+	}
+	return r.RedisResult.AsInt64()
+}
+
+func (r reply) ToArray() ([]rueidis.RedisMessage, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	return r.RedisResult.ToArray()
+}
+
+func (r reply) AsIntSlice() ([]int64, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	return r.RedisResult.AsIntSlice()
+}
+
+// kindError turns a script's "WRONGKIND <i> <found>" reply into a
+// *errs.WrongKindError naming keys[i-1]; any other error is returned as it
+// is. (The script names the key by index: a key may hold bytes an error
+// reply cannot carry.)
+func kindError(err error, keys []string) error {
+	rerr, ok := rueidis.IsRedisErr(err)
+	if !ok {
+		return err
+	}
+	rest, ok := strings.CutPrefix(rerr.Error(), "WRONGKIND ")
+	if !ok {
+		return err
+	}
+	idx, found, _ := strings.Cut(rest, " ")
+	if at := strings.Index(found, " script: "); at >= 0 {
+		found = found[:at]
+	}
+	e := &errs.WrongKindError{Found: found}
+	if i, perr := strconv.Atoi(idx); perr == nil && i >= 1 && i <= len(keys) {
+		e.Key = keys[i-1]
+	}
+	return e
+}
+
+// mutate applies the mutant builds' changes to a script's source (none in a
+// normal build): see keyspace_mutant_*.go.
+func mutate(src string) string {
+	for _, m := range keyspaceMutations {
+		src = strings.ReplaceAll(src, m[0], m[1])
+	}
+	return src
+}

@@ -1,0 +1,165 @@
+-- keyspace: how a script tells its own keys from anything else (issue 13).
+-- Locks share Redis with users' data, and kinds share names: every script
+-- reads and checks each key it may write before its first write, treats a
+-- key of another shape as held by someone else or answers WRONGKIND, and
+-- never treats it as free. The Go side prepends this file (after lib.lua)
+-- to every script.
+
+-- The reply for KEYS[i] holding found (a description of it); the Go side
+-- turns it into a *redisync.WrongKindError naming the key.
+local function wrong_kind(i, found)
+  return redis.error_reply('WRONGKIND ' .. i .. ' ' .. found)
+end
+
+-- What the hash at key is for rlock, fairlock and rwlock, which share
+-- Redisson's lock hash: 'none'; 'lock' (RLock's layout: a hash with an
+-- expiry and no "mode" field); 'rwlock' (RReadWriteLock's: "mode" is
+-- "read" or "write"); else a description of what is there, which is no
+-- lock. Every lock hash has an expiry, so a hash without one is a user's,
+-- or a semaphore's configuration.
+local function lock_shape(key)
+  local t = redis.call('type', key).ok
+  if t == 'none' then
+    return 'none'
+  end
+  if t ~= 'hash' then
+    return 'a ' .. t
+  end
+  if redis.call('pttl', key) < 0 then
+    if redis.call('hexists', key, 'capacity') == 1 then
+      return "a semaphore's configuration"
+    end
+    return 'a hash without expiry'
+  end
+  local mode = redis.call('hget', key, 'mode')
+  if not mode then
+    return 'lock'
+  end
+  if mode == 'read' or mode == 'write' then
+    return 'rwlock'
+  end
+  return 'a hash whose mode is neither read nor write'
+end
+
+-- The read-write lock scripts' view of their hash: lock_shape's. (Its own
+-- function so that the mutant_keyspace_nomode build can re-introduce the
+-- old "no mode field means free" reading in the rwlock scripts alone.)
+local function rw_shape(key)
+  return lock_shape(key) -- rw_shape
+end
+
+-- Whether every field of the hash at key is a lock's: a hold count (a
+-- positive integer) under an owner's field, a field of ours
+-- ("redisync:..."), or the rwlock's "mode". lock_shape costs O(1); this
+-- reads the whole hash, so it guards only what adds a field to a hash
+-- others hold (a reader joining) and the operators' deletes.
+local function lock_fields(key)
+  local fields = redis.call('hgetall', key)
+  for i = 1, #fields, 2 do
+    local f = fields[i]
+    if f ~= 'mode' and string.sub(f, 1, 9) ~= 'redisync:' and not string.match(fields[i + 1], '^[1-9]%d*$') then
+      return false
+    end
+  end
+  return true
+end
+
+-- The hold count of field in the lock hash at key (0 when absent), or nil
+-- when the field holds no count (no lock of ours wrote it).
+local function hold_count(key, field)
+  local v = redis.call('hget', key, field)
+  if not v then
+    return 0
+  end
+  if not string.match(v, '^[1-9]%d*$') then
+    return nil
+  end
+  return tonumber(v)
+end
+
+-- nil when key is absent or holds what a key of ours of type want holds:
+-- every key of ours has an expiry, and a string of ours matches pattern;
+-- else a description of what is there.
+local function foreign(key, want, pattern)
+  local t = redis.call('type', key).ok
+  if t == 'none' then
+    return nil
+  end
+  if t ~= want then
+    return 'a ' .. t
+  end
+  if redis.call('pttl', key) == -1 then
+    return 'a ' .. t .. ' without expiry'
+  end
+  if pattern and not string.match(redis.call('get', key), pattern) then
+    return 'a string that is not ours'
+  end
+  return nil
+end
+
+-- The WRONGKIND reply for the first of specs {i, type, pattern} whose
+-- KEYS[i] is foreign, or nil.
+local function check_own(specs)
+  for _, s in ipairs(specs) do
+    local found = foreign(KEYS[s[1]], s[2], s[3])
+    if found then
+      return wrong_kind(s[1], found)
+    end
+  end
+  return nil
+end
+
+-- Patterns of our strings: a last-token key holds a decimal token, a
+-- read hold's timeout key "1".
+local TOKEN = '^%d+$'
+local READ_HOLD = '^1$'
+
+-- What the semaphore configuration hash at key is: 'none', 'semaphore'
+-- (fields "capacity", a count up to MAX_CAPACITY, and "token"; no expiry),
+-- or a description of what is there. A capacity above that is no
+-- configuration of ours (Lua would round it, and Capacity could not return
+-- it exactly).
+local MAX_CAPACITY = 1e15
+local function sem_shape(key)
+  local t = redis.call('type', key).ok
+  if t == 'none' then
+    return 'none'
+  end
+  if t ~= 'hash' then
+    return 'a ' .. t
+  end
+  if redis.call('pttl', key) >= 0 then
+    return 'a lock'
+  end
+  local cap = redis.call('hget', key, 'capacity')
+  if not cap then
+    return 'a hash without capacity'
+  end
+  if not string.match(cap, '^%d+$') or #cap > 16 or tonumber(cap) > MAX_CAPACITY then
+    return 'a capacity that is no count up to 10^15'
+  end
+  local token = redis.call('hget', key, 'token')
+  if token and not string.match(token, TOKEN) then
+    return 'a token that is no number'
+  end
+  return 'semaphore'
+end
+
+-- Before its first write a script makes sure the user may run every write
+-- it may make, so that an ACL denying one leaves nothing half-done behind
+-- (Redis does not roll a script back) and the error names the command.
+-- redis.acl_check_cmd costs about 0.3 µs a check (BenchmarkACLCheckCmd)
+-- against tens of µs for the round trip, so every script with more than
+-- one write pays it. Each check is {command, key} ({command} for INFO).
+local function permitted(checks)
+  if not redis.acl_check_cmd then -- before Redis 7
+    return nil
+  end
+  for _, c in ipairs(checks) do
+    if not redis.acl_check_cmd(unpack(c)) then
+      return redis.error_reply('NOPERM redisync: this user may not run ' .. string.upper(c[1]) ..
+        ' on a key the lock needs (see the README: Permissions)')
+    end
+  end
+  return nil
+end
