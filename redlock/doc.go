@@ -19,8 +19,12 @@
 // the handle's until its Unlock, which reports redisync.ErrLockLost.
 // WithReentrant asks for re-entry instead: every Lock on the handle nests,
 // without I/O, keeps the hold's token and needs its own Unlock (the nodes
-// keep no count; the last Unlock releases). On every node the handle is one
-// owner, "<first client's uuid>:<n>".
+// keep no count; the last Unlock releases). The handle is one owner,
+// "<first client's uuid>:<n>", and each of its rounds writes its own key
+// value, "<owner>:<round>": the hold's renewals and release use the value of
+// the round that won it, and the undo of a round that did not win uses that
+// round's. So a reply that comes late — an acquire or a release — can only
+// act on its own round's key, and never holds up the handle's next round.
 //
 // The hold itself — its count, token, Done and Err, its watchdog
 // registration, loss, and the queue of releases that Unlock leaves to
@@ -40,7 +44,7 @@
 // One attempt, with the monotonic clock started before the first send:
 //
 //  1. Phase 1 on every node in parallel: redlock_acquire.lua does SET name
-//     owner NX PX lease and replies with the node's clock reading
+//     value NX PX lease and replies with the node's clock reading
 //     max(counter, TIME in µs) and its run_id. The attempt waits for the
 //     replies up to the node timeout (WithNodeTimeout: a twentieth of the
 //     lease, at least 100 ms but at most a quarter of the lease, and at
@@ -49,15 +53,17 @@
 //     on, it could still run after the undo and leave a key no one renews
 //     or releases — so a node that answers late (or after ctx ended) has
 //     its reply awaited by a task of the first Client (Close waits for it),
-//     which releases the grant unless the node is part of the hold that is
-//     current by then. A Lock whose ctx ends returns ctx.Err() at once.
+//     which then releases that round's grant there (a late node is never
+//     part of a hold: the hold is fenced where replies came in time). A
+//     Lock whose ctx ends returns ctx.Err() at once, and the next attempt
+//     does not wait for such tasks.
 //  2. Success needs a quorum (N/2+1) of grants from nodes not in restart
 //     quarantine, and a positive validity = lease − elapsed − drift (drift
 //     = 1% of the lease + 2 ms). A client paused between the sends and
 //     reading the replies finds its validity spent and fails.
 //  3. Phase 2 (fencing): the token is one above the highest reading among
 //     the granting nodes; redlock_fence.lua raises each granting node's
-//     counter to it while the node still holds this owner's key. It must
+//     counter to it while the node still holds the round's key. It must
 //     succeed on a quorum within the validity.
 //  4. On any failure the lock is released on every node that granted or
 //     whose answer is unknown (an error may hide a grant), and on late
@@ -71,11 +77,11 @@
 // sends the owner-checked release (redlock_release.lua) to every node
 // whatever ctx says; ctx, and the release wait (the node timeout, at least
 // 100 ms), bound only how long it waits for the replies. A task of the
-// first Client awaits the rest, and this handle's next Lock waits for that
-// task (at most two seconds), so a late release never meets the handle's
-// next hold (both are this owner's key). A release that no node confirmed
-// stays queued and is sent again before the handle's next round (a
-// release that lands twice deletes nothing but this owner's key).
+// first Client awaits the rest; the handle's next Lock goes out at once,
+// since a late release names the key value of the hold it ends and cannot
+// meet the next hold's. A release that no node confirmed stays queued and
+// is sent again before the handle's next round (a release that lands twice
+// deletes nothing but that hold's key).
 //
 // The watchdog of the first Client renews a hold on every node every third
 // of the lease (owner-checked PEXPIRE, never re-creating a key). The hold is

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redisync/redisync"
@@ -44,16 +46,21 @@ type Mutex struct {
 	// its release the release on every node.
 	hold *hold.Hold
 
-	// op serializes the handle's traffic to the nodes: quorum rounds,
-	// releases, and the settling of late phase-1 replies (a channel of one
-	// token, so that a round can stop waiting for it when ctx ends). A
-	// Client task may hold it while it awaits the replies to a release the
-	// caller stopped waiting for, so a late release never meets the next
-	// acquire on a node.
+	// op serializes the handle's traffic to the nodes: quorum rounds and
+	// the hold's releases (a channel of one token, so that a round can stop
+	// waiting for it when ctx ends). It is held only while the caller waits:
+	// replies that come later are awaited by Client tasks without it, since
+	// they can only act on their own round's key value (see rounds).
 	op chan struct{}
 
-	mu      sync.Mutex
-	members []bool // by node: the current hold's grant was fenced there (under op to change)
+	// rounds numbers the handle's phase-1 rounds. Each round's key value is
+	// its own, owner:round, so the late acquire or late release of one round
+	// can never touch another round's key: the next attempt does not wait
+	// for them.
+	rounds atomic.Uint64
+
+	mu    sync.Mutex
+	value string // the key value of the round that won the current (or last) hold
 }
 
 // New returns a Redlock named name over the masters behind clients (one
@@ -119,7 +126,7 @@ func New(clients []*redisync.Client, name string, opts ...Option) *Mutex {
 		LocalCount:  true, // the nodes keep no count: re-entry is local
 		Release:     m.releaseHold,
 		Renewer:     renewerOf,
-		RenewTarget: func(uint64) any { return m },
+		RenewTarget: func(uint64) any { return &renewTarget{m: m, value: m.holdValue()} },
 		Observed:    obs.Target{Primitive: "redlock", Name: name},
 	})
 	return m
@@ -261,24 +268,27 @@ func (m *Mutex) attempt(ctx context.Context) (bool, *QuorumError, error) {
 
 // round is one Redlock round: phase 1 on every node in parallel, the
 // quorum and validity check, phase 2 (the fencing token) on the granting
-// nodes, and on any failure a release wherever this owner may now hold the
+// nodes, and on any failure a release wherever this round may now hold the
 // key. It returns the token of a grant, or 0 and why not. No acquire is
 // abandoned in flight (see phase1): if ctx ends first, round returns
-// ctx.Err() at once and a Client task undoes the grants.
+// ctx.Err() at once and a Client task undoes the grants. The round's key
+// value is its own (see rounds), so replies still owed when it returns are
+// awaited by Client tasks and the handle's next round goes out at once.
 func (m *Mutex) round(ctx context.Context, start time.Time) (uint64, *QuorumError, error) {
 	if err := m.lockOp(ctx); err != nil {
 		return 0, nil, err
 	}
-	var rest func() // replies to a release still owed when round returns
-	defer func() { m.freeOpAfter(rest) }()
+	defer m.unlockOp()
+	value := m.owner + ":" + strconv.FormatUint(m.rounds.Add(1), 10)
 
-	p := m.sendAcquires(ctx)
+	p := m.sendAcquires(ctx, value)
 	if !p.collect(ctx, start.Add(m.nodeTimeout)) {
 		if mutantAbandon {
-			_, _, rest = m.release(ctx, m.allNodes(), m.releaseWait())
+			_, rest := m.release(ctx, m.allNodes(), value, m.releaseWait())
+			m.awaitLate(rest)
 			return 0, nil, ctx.Err()
 		}
-		m.settleLate(p, true)
+		m.settleLate(p, value, true)
 		return 0, nil, ctx.Err()
 	}
 	if m.afterReplies != nil {
@@ -310,43 +320,43 @@ func (m *Mutex) round(ctx context.Context, start time.Time) (uint64, *QuorumErro
 			if nodeErrs[i] != nil {
 				return nodeErrs[i]
 			}
-			ok, err := scripts.RedlockFence(ctx, n.e.RC, &n.keys, m.owner, token)
+			ok, err := scripts.RedlockFence(ctx, n.e.RC, &n.keys, value, token)
 			if err == nil && !ok {
 				err = ErrNodeBusy // the key expired or was taken there meanwhile
 			}
 			return err
 		})
 		fenced := 0
-		members := make([]bool, len(m.nodes))
-		for i, err := range fenceErrs {
+		for _, err := range fenceErrs {
 			if err == nil {
 				fenced++
-				members[i] = true
 			}
 		}
 		// A grant that cannot be relied on any more is never reported.
 		valid = validity(m.lease, time.Since(start))
 		if fenced >= quorum(len(m.nodes)) && valid > 0 {
-			// Recorded under op, before any late reply is settled: those
-			// on these nodes are the hold's own key.
+			// The hold's renewals and release use this round's value.
 			m.mu.Lock()
-			m.members = members
+			m.value = value
 			m.mu.Unlock()
-			m.settleLate(p, false) // late grants outside members go
+			// Late grants go: those nodes were not fenced, so they are
+			// not part of the hold.
+			m.settleLate(p, value, false)
 			return token, nil, nil
 		}
 		nodeErrs = fenceErrs
 		granted = fenced
 	}
-	// Release wherever the key may be ours: where a node granted or the
-	// outcome is unknown now, and (by a Client task) where a reply is late.
-	rest = m.undo(ctx, p)
+	// Release wherever the key may be this round's: where a node granted or
+	// the outcome is unknown now, and (by a Client task) where a reply is
+	// late.
+	m.undo(ctx, p, value)
 	return 0, outcome(nodeErrs, granted, valid), nil
 }
 
-// undo releases this owner's key on the nodes whose phase-1 reply granted
-// or failed, and hands the nodes still to reply to settleLate.
-func (m *Mutex) undo(ctx context.Context, p *phase1) (rest func()) {
+// undo releases the round's key (value) on the nodes whose phase-1 reply
+// granted or failed, and hands the nodes still to reply to settleLate.
+func (m *Mutex) undo(ctx context.Context, p *phase1, value string) {
 	var idx []int
 	for i, ok := range p.replied {
 		if ok && p.got[i].mayHold() {
@@ -356,13 +366,13 @@ func (m *Mutex) undo(ctx context.Context, p *phase1) (rest func()) {
 	if mutantAbandon {
 		idx = m.allNodes()
 	} else {
-		m.settleLate(p, false)
+		m.settleLate(p, value, false)
 	}
 	if len(idx) == 0 {
-		return nil
+		return
 	}
-	_, _, rest = m.release(ctx, idx, m.releaseWait())
-	return rest
+	_, rest := m.release(ctx, idx, value, m.releaseWait())
+	m.awaitLate(rest)
 }
 
 // Unlock releases one hold; the last one deletes the lock on every node.
@@ -370,10 +380,11 @@ func (m *Mutex) undo(ctx context.Context, p *phase1) (rest func()) {
 // The hold ends locally at once — renewal stops and Done closes — and the
 // release is sent to every node whatever ctx says: ctx (and the release
 // wait, the node timeout but at least 100 ms) bounds only how long Unlock
-// waits for the replies; a Client task awaits the rest, and the handle's
-// next Lock waits for it (at most engine.CompensateTimeout), so a late
-// release never meets a new hold. When ctx is done first Unlock returns
-// ctx.Err() and the release completes in the background.
+// waits for the replies; a Client task awaits the rest. The handle's next
+// Lock does not wait for them: the release names the key value of the
+// round that won this hold, and every round has its own, so a late release
+// never meets a new hold. When ctx is done first Unlock returns ctx.Err()
+// and the release completes in the background.
 //
 // It returns redisync.ErrNotHeld when the handle holds nothing, an error
 // matching redisync.ErrLockLost when the hold was lost (what is left is
@@ -401,29 +412,39 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	return m.hold.Unlock(ctx)
 }
 
-// releaseHold is the hold's release: this owner's key goes from every node.
+// releaseHold is the hold's release (or the give-back of a grant the caller
+// no longer wants): the key of the round that won it goes from every node.
 // It succeeds when a node confirmed it (the others' keys expire within the
 // lease); when none did, it returns a *QuorumError and the hold keeps the
-// release queued. The handle's hold knows no count in Redis, so a release
-// that lands twice is harmless: it deletes only this owner's key.
+// release queued. The hold's queued releases are sent before the handle's
+// next round, so the value is still the hold's when one is re-sent. The
+// handle's hold knows no count in Redis, so a release that lands twice is
+// harmless: it deletes only that round's key.
 func (m *Mutex) releaseHold(ctx context.Context, a scripts.ReleaseArgs) (scripts.Released, error) {
-	m.op <- struct{}{} // bounded: whatever holds op finishes within a bound
-	m.mu.Lock()
-	m.members = nil // late replies settled from now on are not the hold's
-	m.mu.Unlock()
-	errs, deleted, rest := m.release(ctx, m.allNodes(), m.releaseWait())
-	m.freeOpAfter(rest)
 	if a.Expected == scripts.ReleaseAny {
-		// Not a hold of this handle's (it never held): say whether the
-		// owner's key was anywhere, so that such an Unlock is ErrNotHeld.
-		return scripts.Released{Acted: deleted > 0}, nil
+		// Not a hold of this handle's (it never held). The owner is drawn
+		// for this handle alone, and every round that did not become a
+		// hold is undone by its own task: no node has a key of this
+		// handle's to release, and such an Unlock is ErrNotHeld.
+		return scripts.Released{}, nil
 	}
+	m.op <- struct{}{} // bounded: op is held only while a caller waits
+	errs, rest := m.release(ctx, m.allNodes(), m.holdValue(), m.releaseWait())
+	m.unlockOp()
+	m.awaitLate(rest)
 	for _, err := range errs {
 		if err == nil {
 			return scripts.Released{Acted: true}, nil
 		}
 	}
 	return scripts.Released{}, &QuorumError{Op: OpRelease, Required: quorum(len(m.nodes)), Nodes: errs, Cause: ctx.Err()}
+}
+
+// holdValue is the key value of the round that won the hold.
+func (m *Mutex) holdValue() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.value
 }
 
 // Token returns the fencing token of the current hold, 0 if none: above

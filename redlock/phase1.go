@@ -20,6 +20,10 @@ type phase1 struct {
 	replied []bool
 	got     []nodeReply // by node, where replied
 	pending int         // replies not received yet
+	// awaited counts the pending replies collect waits for: those of nodes
+	// that were not stalled when the round began (see nodeState.stalled).
+	awaited int
+	stalled []bool
 }
 
 // nodeReply is one node's answer to the phase-1 acquire.
@@ -29,18 +33,27 @@ type nodeReply struct {
 	err   error
 }
 
-// mayHold reports whether the node may hold this owner's key after this
+// mayHold reports whether the node may hold the round's key after this
 // reply: it granted, or the outcome is unknown (an error: the script may
 // have run before it failed, or the reply was lost).
 func (r nodeReply) mayHold() bool { return r.err != nil || r.grant.Granted }
 
-// sendAcquires starts phase 1 on every node.
-func (m *Mutex) sendAcquires(ctx context.Context) *phase1 {
+// sendAcquires starts phase 1 on every node, for the round's key value.
+func (m *Mutex) sendAcquires(ctx context.Context, value string) *phase1 {
 	p := &phase1{
 		results: make(chan nodeReply, len(m.nodes)),
 		replied: make([]bool, len(m.nodes)),
 		got:     make([]nodeReply, len(m.nodes)),
 		pending: len(m.nodes),
+		stalled: make([]bool, len(m.nodes)),
+	}
+	now := time.Now()
+	for i, n := range m.nodes {
+		p.stalled[i] = n.state.stalled(now, m.nodeTimeout)
+		if !p.stalled[i] {
+			p.awaited++
+		}
+		n.state.sent(now)
 	}
 	for i, n := range m.nodes {
 		go func() { // its reply is received by collect or by settleLate's task
@@ -49,7 +62,8 @@ func (m *Mutex) sendAcquires(ctx context.Context) *phase1 {
 				actx, cancel = context.WithTimeout(ctx, m.nodeTimeout)
 			}
 			defer cancel()
-			g, err := scripts.RedlockAcquire(actx, n.e.RC, &n.keys, m.owner, m.leaseMs)
+			g, err := scripts.RedlockAcquire(actx, n.e.RC, &n.keys, value, m.leaseMs)
+			n.state.returned(time.Now(), err == nil || scripts.IsReply(err))
 			p.results <- nodeReply{i: i, grant: g, err: err}
 		}()
 	}
@@ -57,14 +71,15 @@ func (m *Mutex) sendAcquires(ctx context.Context) *phase1 {
 }
 
 // collect waits for the replies until deadline (the node timeout) or until
-// ctx ends; it reports false when ctx ended first. A reply that is already
+// ctx ends, and not for nodes that were stalled when the round began; it
+// reports false when ctx ended first. A reply that is already
 // in when the wait stops counts, even if the node timeout has passed: a
 // client stalled by a busy machine should not throw away answers that
 // arrived (the validity check accounts for the time that passed).
 func (p *phase1) collect(ctx context.Context, deadline time.Time) bool {
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
-	for waiting := true; waiting && p.pending > 0; {
+	for waiting := true; waiting && p.awaited > 0; {
 		select {
 		case r := <-p.results:
 			p.take(r)
@@ -88,16 +103,21 @@ func (p *phase1) collect(ctx context.Context, deadline time.Time) bool {
 func (p *phase1) take(r nodeReply) {
 	p.replied[r.i], p.got[r.i] = true, r
 	p.pending--
+	if !p.stalled[r.i] {
+		p.awaited--
+	}
 }
 
 // settleLate undoes what phase 1 left behind, in a task the first Client
 // owns (Close waits for it): it awaits the replies still owed and releases
-// this owner's key on each node that granted late (or whose outcome is
-// unknown) — and, with alsoReplied, on each node that replied so — unless
-// the node belongs to the hold that is current by then (members, which a
-// round sets and the hold's release clears, both under op). It holds op while it
-// decides and releases, so no attempt or Unlock of this handle interleaves.
-func (m *Mutex) settleLate(p *phase1, alsoReplied bool) {
+// the round's key (value) on each node that granted late (or whose outcome
+// is unknown) — and, with alsoReplied, on each node that replied so. Each
+// undo goes to a node only after that node's acquire has answered, so it
+// never overtakes its acquire. A late node is never part of a hold (the
+// hold is fenced on nodes that replied in time), and the value is this
+// round's alone, so the task needs nothing from the handle: the handle's
+// next round and its releases go on meanwhile.
+func (m *Mutex) settleLate(p *phase1, value string, alsoReplied bool) {
 	var undo []int
 	if alsoReplied {
 		for i, ok := range p.replied {
@@ -119,24 +139,10 @@ func (m *Mutex) settleLate(p *phase1, alsoReplied bool) {
 		if len(undo) == 0 {
 			return
 		}
-		m.op <- struct{}{}
-		defer m.unlockOp()
-		m.mu.Lock()
-		keep := 0
-		for _, i := range undo {
-			if m.members == nil || !m.members[i] {
-				undo[keep] = i
-				keep++
-			}
-		}
-		undo = undo[:keep]
-		m.mu.Unlock()
-		if len(undo) > 0 {
-			// Wait for every reply: this task is the one that frees op.
-			_, _, rest := m.release(context.Background(), undo, 2*engine.CompensateTimeout)
-			if rest != nil {
-				rest()
-			}
+		// Wait for every reply: the releases are this task's to await.
+		_, rest := m.release(context.Background(), undo, value, 2*engine.CompensateTimeout)
+		if rest != nil {
+			rest()
 		}
 	})
 }

@@ -15,31 +15,33 @@ const minReleaseWait = 100 * time.Millisecond
 
 func (m *Mutex) releaseWait() time.Duration { return max(m.nodeTimeout, minReleaseWait) }
 
-// release sends the owner-checked release to the nodes idx in parallel and
-// waits for the replies until ctx ends or wait has passed. The releases run
-// with a context ctx's end does not cancel (bounded by
-// engine.CompensateTimeout): a release is always sent, and never abandoned
-// in flight. It returns one error per node (nil for nodes not in idx; for a
-// node still to answer ErrNodeTimeout, or ctx.Err() if ctx ended), and,
-// when some node is still to answer, rest, which awaits those replies. The
-// caller holds op and must keep it until rest has returned (see freeOpAfter):
-// a late release must not meet this handle's next acquire, since both act
-// on the same owner's key. deleted counts the nodes that replied in time
-// and had this owner's key.
-func (m *Mutex) release(ctx context.Context, idx []int, wait time.Duration) (errs []error, deleted int, rest func()) {
+// release sends the owner-checked release of the key value to the nodes
+// idx in parallel and waits for the replies until ctx ends or wait has
+// passed. The releases run with a context ctx's end does not cancel
+// (bounded by engine.CompensateTimeout): a release is always sent, and
+// never abandoned in flight. It returns one error per node (nil for nodes
+// not in idx; for a node still to answer ErrNodeTimeout, or ctx.Err() if
+// ctx ended), and, when some node is still to answer, rest, which awaits
+// those replies (see awaitLate). A late release deletes nothing but the
+// key of the round value names, so nothing else waits for it.
+func (m *Mutex) release(ctx context.Context, idx []int, value string, wait time.Duration) (errs []error, rest func()) {
 	type result struct {
 		i   int
-		ok  bool
 		err error
 	}
 	results := make(chan result, len(idx))
+	now := time.Now()
+	for _, i := range idx {
+		m.nodes[i].state.sent(now)
+	}
 	for _, i := range idx {
 		n := m.nodes[i]
 		go func() { // its result is received below or by rest
 			rctx, cancel := engine.Background(ctx)
 			defer cancel()
-			ok, err := scripts.RedlockRelease(rctx, n.e.RC, &n.keys, m.owner)
-			results <- result{i, ok, err}
+			_, err := scripts.RedlockRelease(rctx, n.e.RC, &n.keys, value)
+			n.state.returned(time.Now(), err == nil || scripts.IsReply(err))
+			results <- result{i, err}
 		}()
 	}
 	errs = make([]error, len(m.nodes))
@@ -51,9 +53,6 @@ func (m *Mutex) release(ctx context.Context, idx []int, wait time.Duration) (err
 		select {
 		case r := <-results:
 			errs[r.i], replied[r.i] = r.err, true
-			if r.ok && r.err == nil {
-				deleted++
-			}
 			pending--
 		case <-timer.C:
 			waiting = false
@@ -62,7 +61,7 @@ func (m *Mutex) release(ctx context.Context, idx []int, wait time.Duration) (err
 		}
 	}
 	if pending == 0 {
-		return errs, deleted, nil
+		return errs, nil
 	}
 	late := ErrNodeTimeout
 	if ctx.Err() != nil {
@@ -73,7 +72,7 @@ func (m *Mutex) release(ctx context.Context, idx []int, wait time.Duration) (err
 			errs[i] = late
 		}
 	}
-	return errs, deleted, func() {
+	return errs, func() {
 		for range pending {
 			<-results
 		}
@@ -90,7 +89,7 @@ func (m *Mutex) allNodes() []int {
 }
 
 // lockOp takes op, the handle's one-operation-at-a-time token, waiting no
-// longer than ctx (a Client task may hold it while it finishes a release).
+// longer than ctx.
 func (m *Mutex) lockOp(ctx context.Context) error {
 	select {
 	case m.op <- struct{}{}:
@@ -107,15 +106,10 @@ func (m *Mutex) lockOp(ctx context.Context) error {
 
 func (m *Mutex) unlockOp() { <-m.op }
 
-// freeOpAfter frees op now, or, when replies are still owed (rest is not
-// nil), in a task the first Client owns once they are in.
-func (m *Mutex) freeOpAfter(rest func()) {
-	if rest == nil {
-		m.unlockOp()
-		return
+// awaitLate awaits the replies rest still owes in a task the first Client
+// owns (Close waits for it); nothing when rest is nil.
+func (m *Mutex) awaitLate(rest func()) {
+	if rest != nil {
+		m.e0.Go(rest)
 	}
-	m.e0.Go(func() {
-		defer m.unlockOp()
-		rest()
-	})
 }

@@ -24,6 +24,13 @@ type renewer struct{}
 
 var renewerOf = renewer{}
 
+// renewTarget is a hold's watchdog target: its handle, and the key value of
+// the round that won it (the value the hold's keys carry on the nodes).
+type renewTarget struct {
+	m     *Mutex
+	value string
+}
+
 var errUndecided = errors.New("redlock: renewal not confirmed by a quorum yet")
 
 // vote is one node's answer for one hold.
@@ -36,7 +43,7 @@ func (renewer) Renew(ctx context.Context, leases []*watchdog.Lease) []watchdog.R
 	wait := map[*engine.Engine]time.Duration{}
 	votes := make([][]watchdog.Result, len(leases))
 	for i, l := range leases {
-		m := l.Target.(*Mutex)
+		m := l.Target.(*renewTarget).m
 		votes[i] = make([]watchdog.Result, len(m.nodes))
 		for j, n := range m.nodes {
 			byNode[n.e] = append(byNode[n.e], vote{i, j})
@@ -52,9 +59,10 @@ func (renewer) Renew(ctx context.Context, leases []*watchdog.Lease) []watchdog.R
 			defer cancel()
 			targets := make([]*engine.RenewTarget, len(vs))
 			for k, v := range vs {
-				m := leases[v.lease].Target.(*Mutex)
+				rt := leases[v.lease].Target.(*renewTarget)
+				m := rt.m
 				targets[k] = &engine.RenewTarget{
-					Item:    scripts.RenewItem{Key: m.nodes[v.node].keys.Lock, Owner: m.owner},
+					Item:    scripts.RenewItem{Key: m.nodes[v.node].keys.Lock, Owner: rt.value},
 					LeaseMs: m.leaseMs,
 				}
 			}

@@ -1,0 +1,70 @@
+package redlock
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// With two of five nodes unreachable (paused: the bytes are taken, no reply
+// comes), every attempt and every release leaves replies owed by those two
+// nodes for seconds. They are awaited in the background and must not hold
+// up the handle: its next attempt goes out at once. A round's late replies
+// can only touch that round's own key value, so there is nothing to wait
+// for. (Before each round drew its own value, the handle's next operation
+// waited for the late replies, up to engine.CompensateTimeout each: a
+// handle that lost one race or unlocked sat out seconds, and a split brain
+// saw almost no grants.)
+func TestUnreachableNodesDoNotStallTheNextAttempt(t *testing.T) {
+	ms := startMasters(t, 5)
+	const (
+		lease       = time.Second
+		nodeTimeout = 100 * time.Millisecond
+		cycles      = 6
+		// Each step costs about one node timeout; a second is many times
+		// that, and well below engine.CompensateTimeout.
+		step = time.Second
+	)
+	opts := []Option{WithLease(lease), WithNodeTimeout(nodeTimeout), WithRetryDelay(5*time.Millisecond, 10*time.Millisecond)}
+	m := New(ms.clients, "unreachable", opts...)
+	other := New(ms.newClients(t), "unreachable", opts...)
+	for _, i := range []int{3, 4} {
+		ms.srv[i].Pause()
+	}
+	t.Cleanup(func() { // before the Clients close: their tasks await these nodes
+		for _, i := range []int{3, 4} {
+			ms.srv[i].Resume()
+		}
+	})
+
+	timed := func(what string, f func(ctx context.Context) error) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(bg(), step)
+		defer cancel()
+		start := time.Now()
+		require.NoError(t, f(ctx), "%s after %v", what, time.Since(start))
+	}
+	start := time.Now()
+	for c := range cycles {
+		// A failed attempt (the lock is taken elsewhere), then a won one.
+		timed("other.Lock", other.Lock)
+		timed("TryLock", func(ctx context.Context) error {
+			ok, err := m.TryLock(ctx)
+			if err == nil && ok {
+				t.Fatalf("cycle %d: TryLock granted a lock held elsewhere", c)
+			}
+			return nil // busy, or a QuorumError: either way it did not grant
+		})
+		timed("other.Unlock", other.Unlock)
+		timed("Lock", m.Lock)
+		timed("Unlock", m.Unlock)
+		timed("Lock again", m.Lock)
+		timed("Unlock again", m.Unlock)
+	}
+	// About 7 node timeouts a cycle; three times that is plenty on a busy
+	// machine, and far below the seconds a stalled handle takes.
+	assert.Less(t, time.Since(start), time.Duration(cycles)*21*nodeTimeout, "the handles waited for late replies")
+}
