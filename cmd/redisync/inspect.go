@@ -110,7 +110,15 @@ func inspect(ctx context.Context, rc rueidis.Client, name string) (inspection, e
 		}
 	case "hash":
 		h := rd.hash(name)
-		r.LeaseMs = max(0, rd.int("PTTL", name))
+		pttl := rd.int("PTTL", name)
+		r.LeaseMs = max(0, pttl)
+		// The scripts' recognition (scripts/keyspace.lua): a lock hash has
+		// an expiry and only hold counts besides our own fields; a
+		// semaphore's configuration has none and a count for capacity.
+		// Anything else is someone's data, never shown as a lock.
+		if why := notOurs(h, pttl); why != "" && rd.err == nil {
+			return r, fmt.Errorf("%s is a hash that is no redisync lock: %s", printable(name), why)
+		}
 		switch {
 		case h["mode"] != "":
 			rd.rwlock(&r, h, derive(keys.RWWritersPrefix))
@@ -137,6 +145,39 @@ func inspect(ctx context.Context, rc rueidis.Client, name string) (inspection, e
 		}
 	}
 	return r, rd.err
+}
+
+// notOurs says why the hash h (with PTTL pttl) is none of our layouts, or
+// "" when it is one.
+func notOurs(h map[string]string, pttl int64) string {
+	if pttl < 0 {
+		if c, ok := h["capacity"]; ok && (c == "0" || isCount(c)) && len(c) <= 16 {
+			return ""
+		}
+		return "it has no expiry (every lock has one) and no semaphore capacity"
+	}
+	if m, ok := h["mode"]; ok && m != "read" && m != "write" {
+		return "its mode is neither read nor write"
+	}
+	for f, v := range h {
+		if f != "mode" && !strings.HasPrefix(f, reservedField) && !isCount(v) {
+			return "its fields are not hold counts"
+		}
+	}
+	return ""
+}
+
+// isCount reports whether v is a positive decimal integer.
+func isCount(v string) bool {
+	if v == "" || v[0] == '0' {
+		return false
+	}
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func (rd *reader) rwlock(r *inspection, h map[string]string, writersKey string) {
