@@ -84,7 +84,7 @@ func New(c *redisync.Client, name string, opts ...Option) *RWMutex {
 			// WithOwner: other handles may hold as this owner. The rwlock
 			// scripts keep no latch (Redisson's RReadWriteLock counts the
 			// hash's fields), so a shared owner's release is ReleaseAny.
-			Shared: o.Owner != "",
+			Shared:   o.Owner != "",
 			Release:  release,
 			Renewer:  e.RWLockRenewer,
 			Observed: obs.Target{Primitive: kind, Name: name},

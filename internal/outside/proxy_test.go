@@ -126,7 +126,7 @@ func writeProxy(t *testing.T, dir string, mods []module) {
 		}
 		info := fmt.Sprintf(`{"Version":%q,"Time":%q}`+"\n", version, time.Now().UTC().Format(time.RFC3339))
 		for name, data := range map[string][]byte{
-			"list":             []byte(version + "\n"),
+			"list":            []byte(version + "\n"),
 			version + ".info": []byte(info),
 			version + ".mod":  gomod,
 			version + ".zip":  zipModule(t, m),
