@@ -17,7 +17,8 @@ func (m *Mutex) releaseWait() time.Duration { return max(m.nodeTimeout, minRelea
 
 // release sends the owner-checked release of the key value to the nodes
 // idx in parallel and waits for the replies until ctx ends or wait has
-// passed. The releases run with a context ctx's end does not cancel
+// passed, but not for nodes that are stalled (see nodeState.stalled).
+// The releases run with a context ctx's end does not cancel
 // (bounded by engine.CompensateTimeout): a release is always sent, and
 // never abandoned in flight. It returns one error per node (nil for nodes
 // not in idx; for a node still to answer ErrNodeTimeout, or ctx.Err() if
@@ -31,7 +32,13 @@ func (m *Mutex) release(ctx context.Context, idx []int, value string, wait time.
 	}
 	results := make(chan result, len(idx))
 	now := time.Now()
+	awaited := 0 // replies waited for: not those of stalled nodes
+	stalled := make([]bool, len(m.nodes))
 	for _, i := range idx {
+		stalled[i] = m.nodes[i].state.stalled(now, m.nodeTimeout)
+		if !stalled[i] {
+			awaited++
+		}
 		m.nodes[i].state.sent(now)
 	}
 	for _, i := range idx {
@@ -49,11 +56,14 @@ func (m *Mutex) release(ctx context.Context, idx []int, value string, wait time.
 	pending := len(idx)
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
-	for waiting := true; waiting && pending > 0; {
+	for waiting := true; waiting && awaited > 0; {
 		select {
 		case r := <-results:
 			errs[r.i], replied[r.i] = r.err, true
 			pending--
+			if !stalled[r.i] {
+				awaited--
+			}
 		case <-timer.C:
 			waiting = false
 		case <-ctx.Done():

@@ -68,3 +68,44 @@ func TestUnreachableNodesDoNotStallTheNextAttempt(t *testing.T) {
 	// machine, and far below the seconds a stalled handle takes.
 	assert.Less(t, time.Since(start), time.Duration(cycles)*21*nodeTimeout, "the handles waited for late replies")
 }
+
+// A node that already owes a reply for longer than the node timeout (its
+// server paused, or blackholed by a partition) is not waited for again:
+// rounds and releases end when the other nodes have answered. Otherwise
+// every round against a split view keeps its keys on the shared node for a
+// whole node timeout, and the contenders of both halves starve each other
+// (the torture's split-brain saw almost no grants).
+func TestStalledNodesAreNotWaitedForAgain(t *testing.T) {
+	ms := startMasters(t, 5)
+	const (
+		nodeTimeout = 500 * time.Millisecond
+		cycles      = 8
+	)
+	m := New(ms.clients, "stalled", WithLease(5*time.Second), WithNodeTimeout(nodeTimeout))
+	for _, i := range []int{3, 4} {
+		ms.srv[i].Pause()
+	}
+	t.Cleanup(func() { // before the Clients close: their tasks await these nodes
+		for _, i := range []int{3, 4} {
+			ms.srv[i].Resume()
+		}
+	})
+	// The first round waits the node timeout for the paused nodes.
+	start := time.Now()
+	require.NoError(t, m.Lock(bg()))
+	assert.GreaterOrEqual(t, time.Since(start), nodeTimeout)
+	require.NoError(t, m.Unlock(bg()))
+	time.Sleep(nodeTimeout / 10) // the first acquires are overdue now
+
+	// Waiting for them would take two node timeouts a cycle (the round and
+	// the release): 8 s. Not waiting takes a few round trips.
+	ctx, cancel := context.WithTimeout(bg(), 5*time.Second) // bounds a stalled handle
+	defer cancel()
+	start = time.Now()
+	for range cycles {
+		require.NoError(t, m.Lock(ctx))
+		require.NoError(t, m.Err())
+		require.NoError(t, m.Unlock(ctx))
+	}
+	assert.Less(t, time.Since(start), time.Duration(cycles)*nodeTimeout*3/4, "rounds waited for the stalled nodes")
+}
