@@ -56,7 +56,11 @@
 //     which then releases that round's grant there (a late node is never
 //     part of a hold: the hold is fenced where replies came in time). A
 //     Lock whose ctx ends returns ctx.Err() at once, and the next attempt
-//     does not wait for such tasks.
+//     does not wait for such tasks. A node that already owes a reply for
+//     longer than the node timeout (paused, or cut off by a partition) is
+//     still asked but not waited for, in rounds and releases alike, until it
+//     answers again: a round against a split view then holds its keys for a
+//     round trip, not a node timeout.
 //  2. Success needs a quorum (N/2+1) of grants from nodes not in restart
 //     quarantine, and a positive validity = lease − elapsed − drift (drift
 //     = 1% of the lease + 2 ms). A client paused between the sends and
