@@ -54,7 +54,7 @@ type Engine struct {
 	Ext sync.Map
 
 	seq       atomic.Uint64
-	tasks     sync.WaitGroup // background work the Client owns (Settle)
+	tasks     taskGroup // background work the Client owns (Settle)
 	closed    chan struct{}
 	closeOnce sync.Once
 }
@@ -126,7 +126,7 @@ func (e *Engine) Close() {
 		close(e.closed)
 		e.Watchdog.Close()
 		e.Hub.Close()
-		e.tasks.Wait()
+		e.tasks.wait()
 	})
 }
 
@@ -166,13 +166,14 @@ func (e *Engine) HoldCount(ctx context.Context, key, field string) (int, error) 
 	return int(n), err
 }
 
-// Go runs f as a task the Client owns: Close waits for it. Tasks do
-// bounded cleanup (undoing a grant nobody wants) that a caller whose ctx
-// ended should not wait for.
+// Go runs f as a task the Client owns: Close waits for it, also when it was
+// started while Close was waiting (only a task started after Close returned
+// runs unawaited; every task is bounded). Tasks do bounded cleanup (undoing
+// a grant nobody wants) that a caller whose ctx ended should not wait for.
 func (e *Engine) Go(f func()) {
-	e.tasks.Add(1)
+	e.tasks.add()
 	go func() {
-		defer e.tasks.Done()
+		defer e.tasks.done()
 		f()
 	}()
 }
