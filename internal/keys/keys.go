@@ -71,6 +71,11 @@ const (
 	SemHeartbeatPrefix  = "redisync_sem_heartbeat"
 	SemChannelPrefix    = "redisync_sem_channel"
 	RedlockTokenPrefix  = "redisync_redlock_token"
+	// HolderInfoPrefix names the side hash that records who took each hold
+	// (host, pid, program, start, label): field = the hold's owner field (a
+	// semaphore's permit id), beside the lock and in its slot. It lives and
+	// dies with the holds it describes; the lock's own layout is untouched.
+	HolderInfoPrefix = "redisync_holder_info"
 )
 
 // OwnPrefix starts every key and channel name this library defines (but not

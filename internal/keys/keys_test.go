@@ -112,7 +112,8 @@ func names() *rapid.Generator[string] {
 
 func TestDerivedIsInjective(t *testing.T) {
 	own := []string{LockTokenPrefix, FairQueuePrefix, FairHeartbeatPrefix, FairChannelPrefix, RWWritersPrefix,
-		SemHoldersPrefix, SemPermitsPrefix, SemQueuePrefix, SemHeartbeatPrefix, SemChannelPrefix, RedlockTokenPrefix}
+		SemHoldersPrefix, SemPermitsPrefix, SemQueuePrefix, SemHeartbeatPrefix, SemChannelPrefix, RedlockTokenPrefix,
+		HolderInfoPrefix}
 	rapid.Check(t, func(t *rapid.T) {
 		a, b := names().Draw(t, "a"), names().Draw(t, "b")
 		pa, pb := rapid.SampledFrom(own).Draw(t, "pa"), rapid.SampledFrom(own).Draw(t, "pb")
