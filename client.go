@@ -48,6 +48,7 @@ func New(rc rueidis.Client, opts ...Option) *Client {
 		Observer:        o.observer,
 		WaitReplicas:    o.replication.replicas,
 		WaitTimeout:     o.replication.timeout,
+		HolderInfo:      o.holder.encoded(),
 	})}
 }
 

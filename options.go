@@ -27,6 +27,7 @@ type options struct {
 	logger          *slog.Logger
 	observer        Observer
 	replication     Replication
+	holder          holderOptions // holder_options.go
 }
 
 func defaultOptions() options {
@@ -64,6 +65,7 @@ func (o *options) validate() {
 		panic(fmt.Sprintf("redisync: watchdog timeout %v is below the minimum %v", o.watchdogTimeout, minWatchdogTimeout))
 	}
 	o.replication.validate()
+	o.holder.validate()
 	if o.maxPoll < MinDuration {
 		panic(fmt.Sprintf("redisync: max poll %v is below the minimum %v", o.maxPoll, MinDuration))
 	}

@@ -32,6 +32,9 @@ type Config struct {
 	// many replicas, for at most WaitTimeout.
 	WaitReplicas int
 	WaitTimeout  time.Duration
+	// HolderInfo is what acquires record in the holder-info hash (the
+	// payload of redisync.HolderInfo); "": record nothing.
+	HolderInfo string
 }
 
 // Engine is the shared state behind one redisync.Client.

@@ -1,0 +1,170 @@
+package redisync
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// HolderInfo says who took a hold: recorded by the acquire, in the same
+// script call, so that an operator looking at a lock (redisync inspect,
+// unlock --force, or the Holders method of any lock kind) sees a host and a
+// process instead of an owner id alone.
+//
+// Host, PID and Program are read once per Client from the process
+// (os.Hostname, os.Getpid, the base name of os.Args[0]); Label is the
+// Client's WithLabel. Started is the server's clock when this owner's hold
+// began: a nested Lock keeps it, a new hold after a full release gets a new
+// one.
+//
+// Where it lives: a hash beside the lock, in its hash slot,
+// "redisync_holder_info:{H}:<name>" (the lock's own layout — Redisson's,
+// for rlock — is untouched), field = the hold's owner field (a semaphore
+// permit's id). It gets the hold's lease at the acquire and each renewal, the
+// field goes when the owner's hold count reaches zero, the key goes with a
+// force-unlock, and whatever a crashed holder left expires with its lease.
+// Readers show only fields of current holders. A hold taken by Redisson, or
+// by a Client with WithHolderInfo(false), has none.
+type HolderInfo struct {
+	Host    string
+	PID     int
+	Program string
+	Started time.Time // zero when not known
+	Label   string
+}
+
+// Holder is one current holder of a lock, as the Holders method of every
+// lock kind reports it.
+type Holder struct {
+	// Owner is the hold's owner id (the hash field of the lock; for a
+	// semaphore, the permit's id).
+	Owner string
+	// Count is the owner's hold count (for a semaphore: the permits held).
+	Count int
+	// TTL is the hold's remaining lease by the server's clock (for locks
+	// whose holders share one key, the key's; negative: no expiry).
+	TTL time.Duration
+	// Info says who took the hold; nil when nothing was recorded (a
+	// Redisson client, a Client with WithHolderInfo(false)).
+	Info *HolderInfo
+}
+
+// Limits of the recorded metadata, in bytes. A longer label is refused (New
+// panics: check it first with CheckLabel); a longer host name or program
+// name is cut.
+const (
+	MaxLabelLength   = 128
+	maxHostLength    = 255
+	maxProgramLength = 255
+)
+
+// holderInfoVersion starts every stored value; a reader that meets another
+// version shows the hold without metadata.
+const holderInfoVersion = "1"
+
+// ErrBadLabel is returned by CheckLabel for a label the Client cannot record.
+var ErrBadLabel = errors.New("redisync: bad holder label")
+
+// CheckLabel reports whether WithLabel(label) would be accepted: at most
+// MaxLabelLength bytes of valid UTF-8.
+func CheckLabel(label string) error {
+	if len(label) > MaxLabelLength {
+		return fmt.Errorf("redisync: label of %d bytes, the limit is %d: %w", len(label), MaxLabelLength, ErrBadLabel)
+	}
+	if !utf8.ValidString(label) {
+		return fmt.Errorf("redisync: label is not valid UTF-8: %w", ErrBadLabel)
+	}
+	return nil
+}
+
+// holderPayload is the JSON part of a stored value, with short keys: it is
+// written with every acquire.
+type holderPayload struct {
+	Host    string `json:"h,omitempty"`
+	PID     int    `json:"p,omitempty"`
+	Program string `json:"c,omitempty"`
+	Label   string `json:"l,omitempty"`
+}
+
+// processHolderInfo is what a Client records: this process, and label.
+func processHolderInfo(label string) HolderInfo {
+	host, _ := os.Hostname()
+	prog := ""
+	if len(os.Args) > 0 {
+		prog = filepath.Base(os.Args[0])
+	}
+	return HolderInfo{Host: cut(host, maxHostLength), PID: os.Getpid(), Program: cut(prog, maxProgramLength), Label: label}
+}
+
+// cut shortens s to at most n bytes, on a rune boundary.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// payload is the part of the stored value the acquire scripts are given;
+// they store "<version>|<server time in ms>|<payload>".
+func (h *HolderInfo) payload() string {
+	b, err := json.Marshal(holderPayload{Host: h.Host, PID: h.PID, Program: h.Program, Label: h.Label})
+	if err != nil { // strings and an int cannot fail
+		panic(err)
+	}
+	return string(b)
+}
+
+// MarshalText returns the stored form of h: "1|<Started in Unix ms>|<JSON
+// of host, pid, program and label>".
+func (h *HolderInfo) MarshalText() ([]byte, error) {
+	ms := int64(0)
+	if !h.Started.IsZero() {
+		ms = h.Started.UnixMilli()
+	}
+	return []byte(holderInfoVersion + "|" + strconv.FormatInt(ms, 10) + "|" + h.payload()), nil
+}
+
+// UnmarshalText reads the stored form (see MarshalText). Another version,
+// or anything malformed, is an error.
+func (h *HolderInfo) UnmarshalText(text []byte) error {
+	parts := strings.SplitN(string(text), "|", 3)
+	if len(parts) != 3 || parts[0] != holderInfoVersion {
+		return errors.New("redisync: holder info of an unknown format")
+	}
+	ms, err := strconv.ParseInt(parts[1], 10, 64)
+	if err != nil || ms < 0 {
+		return errors.New("redisync: holder info with a bad start time")
+	}
+	var p holderPayload
+	if err := json.Unmarshal([]byte(parts[2]), &p); err != nil {
+		return fmt.Errorf("redisync: holder info: %w", err)
+	}
+	*h = HolderInfo{Host: p.Host, PID: p.PID, Program: p.Program, Label: p.Label}
+	if ms > 0 {
+		h.Started = time.UnixMilli(ms)
+	}
+	return nil
+}
+
+// ParseHolderInfo reads a stored value; nil when it is none of ours (a
+// reader shows such a hold without metadata).
+func ParseHolderInfo(v string) *HolderInfo {
+	if v == "" {
+		return nil
+	}
+	var h HolderInfo
+	if h.UnmarshalText([]byte(v)) != nil {
+		return nil
+	}
+	return &h
+}

@@ -1,0 +1,44 @@
+package redisync
+
+import "fmt"
+
+// holderOptions are the Client's holder-metadata settings (see HolderInfo).
+type holderOptions struct {
+	off   bool // WithHolderInfo(false)
+	label string
+}
+
+// WithHolderInfo turns the recording of holder metadata (HolderInfo) on or
+// off. Recording costs one HSET and one PEXPIRE in the acquire script and a
+// PEXPIRE per hold in each renewal batch, in the same calls (no round trip;
+// the root package's BenchmarkHolderInfo measures it against recording off).
+// Turn it off where host names or process names must not be stored in
+// Redis, or to shave that cost. Default: on.
+func WithHolderInfo(on bool) Option {
+	return func(o *options) { o.holder.off = !on }
+}
+
+// WithLabel adds label to the metadata every hold of the Client records
+// (the command's --label): a job name, a request id, anything an operator
+// should see beside host and process. At most MaxLabelLength bytes of
+// valid UTF-8; New panics on a longer one (CheckLabel tells first). It is
+// shown escaped by the command, but stored as given. Default: "".
+func WithLabel(label string) Option {
+	return func(o *options) { o.holder.label = label }
+}
+
+func (h *holderOptions) validate() {
+	if err := CheckLabel(h.label); err != nil {
+		panic(fmt.Sprintf("redisync: WithLabel: %v", err))
+	}
+}
+
+// encoded is what the Client's acquires record: the payload of this
+// process's HolderInfo, or "" when recording is off.
+func (h *holderOptions) encoded() string {
+	if h.off {
+		return ""
+	}
+	info := processHolderInfo(h.label)
+	return info.payload()
+}
