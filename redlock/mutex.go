@@ -351,7 +351,11 @@ func (m *Mutex) round(ctx context.Context, start time.Time) (uint64, *QuorumErro
 	// the outcome is unknown now, and (by a Client task) where a reply is
 	// late.
 	m.undo(ctx, p, value)
-	return 0, outcome(nodeErrs, granted, valid), nil
+	q := outcome(nodeErrs, granted, valid)
+	if q != nil {
+		q.Name = m.name
+	}
+	return 0, q, nil
 }
 
 // undo releases the round's key (value) on the nodes whose phase-1 reply
@@ -437,7 +441,7 @@ func (m *Mutex) releaseHold(ctx context.Context, a scripts.ReleaseArgs) (scripts
 			return scripts.Released{Acted: true}, nil
 		}
 	}
-	return scripts.Released{}, &QuorumError{Op: OpRelease, Required: quorum(len(m.nodes)), Nodes: errs, Cause: ctx.Err()}
+	return scripts.Released{}, &QuorumError{Name: m.name, Op: OpRelease, Required: quorum(len(m.nodes)), Nodes: errs, Cause: ctx.Err()}
 }
 
 // holdValue is the key value of the round that won the hold.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redisync/redisync/internal/errs"
 	"github.com/redisync/redisync/watchdog"
 )
 
@@ -33,6 +34,8 @@ const OpRelease = "release"
 // longer than the lease allows). Unlock returns one with Op = OpRelease when
 // no node confirmed the release.
 type QuorumError struct {
+	// Name is the lock's name (the key on every node).
+	Name string
 	// Op is "" for an acquisition and OpRelease for a release.
 	Op       string
 	Granted  int           // nodes that granted (release: that confirmed)
@@ -48,21 +51,25 @@ type QuorumError struct {
 
 func (e *QuorumError) Error() string {
 	var b strings.Builder
+	b.WriteString("redlock")
+	if e.Name != "" {
+		fmt.Fprintf(&b, " %q", e.Name)
+	}
 	if e.Op == OpRelease {
-		fmt.Fprintf(&b, "redlock: release confirmed by %d of %d nodes", e.Granted, len(e.Nodes))
+		fmt.Fprintf(&b, ": release confirmed by %d of %d nodes", e.Granted, len(e.Nodes))
 	} else {
-		fmt.Fprintf(&b, "redlock: %d of %d nodes granted, %d required", e.Granted, len(e.Nodes), e.Required)
+		fmt.Fprintf(&b, ": acquire granted by %d of %d nodes, %d required", e.Granted, len(e.Nodes), e.Required)
 	}
 	if e.Op != OpRelease && e.Granted >= e.Required {
 		fmt.Fprintf(&b, ", but the validity ran out (%v)", e.Validity)
 	}
 	for i, err := range e.Nodes {
 		if err != nil {
-			fmt.Fprintf(&b, "; node %d: %v", i, err)
+			fmt.Fprintf(&b, "; node %d: %s", i, errs.OneLine(err.Error()))
 		}
 	}
 	if e.Cause != nil {
-		fmt.Fprintf(&b, "; %v", e.Cause)
+		fmt.Fprintf(&b, "; %s", errs.OneLine(e.Cause.Error()))
 	}
 	return b.String()
 }

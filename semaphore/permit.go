@@ -3,6 +3,8 @@ package semaphore
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redisync/redisync"
@@ -98,7 +100,7 @@ func (p *Permit) attempt(ctx context.Context, waitMs string) (bool, time.Duratio
 		return res, err
 	})
 	if errors.Is(err, scripts.ErrTooMany) {
-		return false, 0, errors.Join(ErrTooMany, errors.Unwrap(err))
+		return false, 0, tooMany(s.name, p.n, err)
 	}
 	if ok {
 		p.token = p.hold.Token()
@@ -113,4 +115,16 @@ func (p *Permit) attempt(ctx context.Context, waitMs string) (bool, time.Duratio
 func (p *Permit) release(ctx context.Context, _ scripts.ReleaseArgs) (scripts.Released, error) {
 	r, err := scripts.SemRelease(ctx, p.s.e.RC, &p.s.keys, p.id, p.s.e.Publish)
 	return scripts.Released{Acted: r == scripts.SemReleased}, err
+}
+
+// tooMany is ErrTooMany on one line with the numbers and the name:
+// `semaphore "pool": 3 permits requested, capacity is 2: semaphore: more
+// permits requested than the capacity`. The script's refusal carries the
+// numbers as Redis saw them (the capacity is Redis's, not New's).
+func tooMany(name string, n int, err error) error {
+	detail := strings.TrimPrefix(err.Error(), scripts.ErrTooMany.Error()+": ")
+	if detail == err.Error() || strings.ContainsAny(detail, "\r\n") {
+		detail = fmt.Sprintf("%d permits requested", n)
+	}
+	return fmt.Errorf("semaphore %q: %s: %w", name, detail, ErrTooMany)
 }

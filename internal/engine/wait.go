@@ -33,9 +33,11 @@ type Attempt func(ctx context.Context) (acquired bool, hint time.Duration, err e
 // restarting or loading) does not end the wait: the attempt is repeated
 // after a jittered backoff, within ctx. It returns ctx.Err() (unwrapped)
 // when ctx ends, ErrClosed when the Client is closed, a primitive's own
-// refusal as is, and a Redis or transport error wrapped with what was being
-// done ("rlock: acquire \"name\": ..."). Wake-ups are only hints: the
-// bounded poll is what makes progress certain when messages are lost.
+// refusal as is, and a Redis or transport error or a WrongKindError wrapped
+// on one line with the primitive, the name and what was being done
+// (`rlock "name": waiting for the lock: EOF`, see Wrap). Wake-ups are only
+// hints: the bounded poll is what makes progress certain when messages are
+// lost.
 //
 // A grant is reported to the Observer as an Acquired event about target.
 func (e *Engine) Acquire(ctx context.Context, channel string, target obs.Target, try Attempt) error {
@@ -50,7 +52,7 @@ func (e *Engine) Acquire(ctx context.Context, channel string, target obs.Target,
 		return nil
 	}
 	if err != nil && !e.retryable(ctx, err) {
-		return e.failed(ctx, target, err)
+		return e.failed(ctx, target, doingAcquire, err)
 	}
 	w := e.Hub.Join(ctx, channel)
 	unused := false
@@ -84,7 +86,7 @@ func (e *Engine) Acquire(ctx context.Context, channel string, target obs.Target,
 				if ctx.Err() == nil {
 					unused = true // a failed attempt should not swallow a wake-up
 				}
-				return e.failed(ctx, target, err)
+				return e.failed(ctx, target, doingWait, err)
 			}
 			// Transient: try again after a backoff; wake-ups stay queued.
 			backoff = e.nextBackoff(backoff)
@@ -121,29 +123,83 @@ func (e *Engine) retryable(ctx context.Context, err error) bool {
 	return !acquireGivesUpOnTransport && ctx.Err() == nil && !e.IsClosed() && Transient(err)
 }
 
-// failed is what Acquire returns for err: ctx.Err() when ctx ended,
-// ErrClosed after Close, a Redis or transport error wrapped with the
-// operation, anything else (a primitive's own refusal) as is.
-func (e *Engine) failed(ctx context.Context, target obs.Target, err error) error {
+// What an acquisition was doing when it failed, for Wrap: the first
+// attempt of Acquire, a later one (after the caller started waiting), or
+// TryOnce's only one.
+const (
+	doingAcquire = "acquiring"
+	doingWait    = "waiting for"
+	doingTry     = "trying to take"
+)
+
+// failed is what Acquire and TryOnce return for err: ctx.Err() when ctx
+// ended, ErrClosed after Close, a Redis or transport error or a
+// WrongKindError wrapped by Wrap, anything else (a primitive's own
+// refusal) as is.
+func (e *Engine) failed(ctx context.Context, target obs.Target, doing string, err error) error {
 	if cerr := ctx.Err(); cerr != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		return cerr
 	}
-	return WrapIO(target.Primitive+": acquire", target.Name, err)
+	prim, what := describe(target.Primitive)
+	return wrap(prim, target.Name, doing+" "+what, err)
 }
 
-// WrapIO wraps err, when it is a Redis error reply or a transport failure,
-// with the operation and the lock's name; other errors (sentinels, a
-// primitive's refusals, ctx errors) are returned as they are.
+// describe splits a target's Primitive into the package a user knows and
+// the thing it was after: "rwlock.read" is the read lock of an rwlock, a
+// semaphore hands out permits, everything else is a lock.
+func describe(primitive string) (prim, what string) {
+	switch primitive {
+	case "rwlock.read":
+		return "rwlock", "the read lock"
+	case "rwlock.write":
+		return "rwlock", "the write lock"
+	case "semaphore":
+		return "semaphore", "permits"
+	}
+	return primitive, "the lock"
+}
+
+// WrapIO wraps err, when it is a Redis error reply, a transport failure or
+// a WrongKindError, with the primitive, the lock's name and the operation,
+// on one line: op is "<primitive>: <verb>" (as hold passes it, e.g.
+// "rlock: release"), and the message reads `rlock "name": releasing the
+// lock: EOF`. Other errors (sentinels, a primitive's refusals, ctx errors)
+// are returned as they are. errors.Is and errors.As see through the
+// wrapping.
 func WrapIO(op, name string, err error) error {
+	p, verb, _ := strings.Cut(op, ": ")
+	prim, what := describe(p)
+	doing := verb
+	switch verb {
+	case "release":
+		doing = "releasing " + what
+	case "acquire":
+		doing = doingAcquire + " " + what
+	}
+	return wrap(prim, name, doing, err)
+}
+
+// wrap is WrapIO's and failed's rule: only errors that do not already say
+// which lock they are about get the prefix.
+func wrap(prim, name, doing string, err error) error {
 	if err == nil {
 		return nil
 	}
 	_, reply := rueidis.IsRedisErr(err)
-	if !reply && !Transient(err) && !errors.Is(err, rueidis.ErrClosing) {
+	if !reply && !Transient(err) && !errors.Is(err, rueidis.ErrClosing) && !errors.Is(err, errs.ErrWrongKind) {
 		return err
 	}
-	return fmt.Errorf("%s %q: %w", op, name, err)
+	if strings.Contains(err.Error(), "\n") {
+		err = oneLine{err} // keep the chain, fold the lines
+	}
+	return fmt.Errorf("%s %q: %s: %w", prim, name, doing, err)
 }
+
+// oneLine shows a multi-line error on one line and unwraps to it.
+type oneLine struct{ err error }
+
+func (o oneLine) Error() string { return errs.OneLine(o.err.Error()) }
+func (o oneLine) Unwrap() error { return o.err }
 
 // Backoff bounds for transient errors while waiting.
 const (
@@ -203,7 +259,7 @@ func (e *Engine) TryOnce(ctx context.Context, target obs.Target, try Attempt) (b
 			Wait: time.Since(sent), Latency: time.Since(sent)})
 	}
 	if err != nil {
-		return false, e.failed(ctx, target, err)
+		return false, e.failed(ctx, target, doingTry, err)
 	}
 	return ok, nil
 }

@@ -20,8 +20,8 @@ var (
 )
 
 // LostOnClose is the loss reported to holds when their Client is closed: it
-// matches both ErrLockLost and ErrClosed.
-var LostOnClose = errors.Join(ErrLockLost, ErrClosed)
+// matches both ErrLockLost and ErrClosed, and reads as one line.
+var LostOnClose = Join(ErrLockLost, ErrClosed)
 
 // ErrNotReplicated: a write was not acknowledged by the replicas the
 // Client's replication policy asks for (and, for an acquisition, was
