@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/redisync/redisync/internal/obs"
 )
 
 // Defaults of a Client.
@@ -25,7 +27,7 @@ type options struct {
 	watchdogTimeout time.Duration
 	maxPoll         time.Duration
 	logger          *slog.Logger
-	observer        Observer
+	observer        obs.Observer // the user's Observer, adapted (observe.go)
 	replication     Replication
 	holder          holderOptions // holder_options.go
 }

@@ -1,5 +1,8 @@
-// Package obs defines the events a Client reports to its Observer; the root
-// package re-exports them (redisync.Event, redisync.Observer).
+// Package obs defines the events the engine and the primitives report. The
+// root package declares the public twins (redisync.Event, EventKind,
+// Observer) with the same fields and kind values, and hands each event to a
+// user's Observer through an adapter: this package cannot use the root
+// types, since the root imports the engine that imports this package.
 package obs
 
 import "time"
