@@ -52,6 +52,7 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 	o.Validate("fairlock")
 	owner, lease, fixed := o.Resolve(e)
 	derive := func(prefix string) string { k, _ := keys.Derived(prefix, name); return k }
+	info, holder := e.HolderInfo(name)
 	m := &Mutex{
 		e: e, name: name, nameErr: nameErr, owner: owner, nonReentrant: o.NonReentrant,
 		leaseMs:       engine.Millis(lease),
@@ -63,6 +64,8 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 			Heartbeats: derive(keys.FairHeartbeatPrefix),
 			Token:      derive(keys.LockTokenPrefix),
 			Channel:    derive(keys.FairChannelPrefix),
+			Info:       info,
+			Holder:     holder,
 		},
 	}
 	m.channel = m.keys.WaiterChannel(owner)
@@ -83,7 +86,7 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 		Observed: m.observed(),
 		RenewTarget: func(token uint64) any {
 			return &engine.RenewTarget{
-				Item:    scripts.RenewItem{Key: name, Owner: owner, Token: token},
+				Item:    scripts.RenewItem{Key: name, Owner: owner, Token: token, Info: m.keys.Info},
 				LeaseMs: m.leaseMs,
 			}
 		},

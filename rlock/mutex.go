@@ -51,10 +51,11 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 	owner, lease, fixed := o.Resolve(e)
 	channel, _ := keys.Derived(keys.LockChannelPrefix, name)
 	token, _ := keys.Derived(keys.LockTokenPrefix, name)
+	info, holder := e.HolderInfo(name)
 	m := &Mutex{
 		e: e, name: name, nameErr: nameErr, owner: owner, nonReentrant: o.NonReentrant,
 		leaseMs: engine.Millis(lease),
-		keys:    scripts.LockKeys{Lock: name, Channel: channel, Token: token},
+		keys:    scripts.LockKeys{Lock: name, Channel: channel, Token: token, Info: info, Holder: holder},
 	}
 	if o.Gated() {
 		m.gate = hold.NewGate(o.NonReentrant, e.Closed())
@@ -71,7 +72,7 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 		Observed:     obs.Target{Primitive: "rlock", Name: name},
 		RenewTarget: func(token uint64) any {
 			return &engine.RenewTarget{
-				Item:    scripts.RenewItem{Key: name, Owner: m.owner, Token: token},
+				Item:    scripts.RenewItem{Key: name, Owner: m.owner, Token: token, Info: m.keys.Info},
 				LeaseMs: m.leaseMs,
 			}
 		},

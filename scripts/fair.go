@@ -30,6 +30,17 @@ type FairKeys struct {
 	Heartbeats string // zset owner -> heartbeat deadline
 	Token      string // last-token key
 	Channel    string // waiter channel prefix: waiter O listens on Channel + ":" + O
+	// Info and Holder: the holder-info hash and what an acquire records
+	// there, as in LockKeys.
+	Info, Holder string
+}
+
+func (k *FairKeys) list() []string {
+	keys := []string{k.Lock, k.Queue, k.Heartbeats, k.Token, k.Channel}
+	if k.Info != "" {
+		keys = append(keys, k.Info)
+	}
+	return keys
 }
 
 // WaiterChannel is the channel on which owner is told it heads the queue of
@@ -45,11 +56,8 @@ func FairAcquire(ctx context.Context, c rueidis.Client, k *FairKeys, leaseMs, ow
 // FairAcquireLatched is FairAcquire for a handle with a latch (see
 // LockAcquireLatched).
 func FairAcquireLatched(ctx context.Context, c rueidis.Client, k *FairKeys, leaseMs, owner string, nonReentrant bool, waiterTimeoutMs, publish string, l Latch) (Acquired, error) {
-	args := []string{leaseMs, owner, flag(nonReentrant), waiterTimeoutMs, publish}
-	if l.Field != "" {
-		args = append(args, l.Field, l.Req)
-	}
-	return parseAcquired(fairAcquire.Exec(ctx, c, []string{k.Lock, k.Queue, k.Heartbeats, k.Token, k.Channel}, args))
+	args := []string{leaseMs, owner, flag(nonReentrant), waiterTimeoutMs, publish, l.Field, l.Req, k.Holder}
+	return parseAcquired(fairAcquire.Exec(ctx, c, k.list(), args))
 }
 
 // FairRelease runs fair_release.lua (the contract of LockRelease).
@@ -59,8 +67,7 @@ func FairRelease(ctx context.Context, c rueidis.Client, k *FairKeys, owner, leas
 
 // FairReleaseWith runs fair_release.lua with every argument of ReleaseArgs.
 func FairReleaseWith(ctx context.Context, c rueidis.Client, k *FairKeys, owner, leaseMs, publish string, a ReleaseArgs) (Released, error) {
-	return parseReleased(fairRelease.Exec(ctx, c,
-		[]string{k.Lock, k.Queue, k.Heartbeats, k.Token, k.Channel}, a.argv(owner, leaseMs, publish)))
+	return parseReleased(fairRelease.Exec(ctx, c, k.list(), a.argv(owner, leaseMs, publish)))
 }
 
 // QueueLeave runs queue_leave.lua for the wait queue (queue, heartbeats,
@@ -72,6 +79,6 @@ func QueueLeave(ctx context.Context, c rueidis.Client, queue, heartbeats, channe
 
 // FairForceUnlock runs fair_force_unlock.lua: it reports whether a lock was deleted.
 func FairForceUnlock(ctx context.Context, c rueidis.Client, k *FairKeys, publish string) (bool, error) {
-	n, err := fairForce.Exec(ctx, c, []string{k.Lock, k.Queue, k.Heartbeats, k.Token, k.Channel}, []string{publish}).AsInt64()
+	n, err := fairForce.Exec(ctx, c, k.list(), []string{publish}).AsInt64()
 	return n == 1, err
 }

@@ -9,6 +9,7 @@
 --          whose deadline passes is dropped from both zsets
 -- KEYS[4]  last-token key
 -- KEYS[5]  waiter channel prefix; waiter O listens on "<prefix>:O"
+-- KEYS[6]  holder-info hash (keyspace.lua: info_record), optional
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  owner id
 -- ARGV[3]  "1" for a non-reentrant lock, "0" otherwise
@@ -16,6 +17,7 @@
 -- ARGV[5]  "publish" or "spublish"
 -- ARGV[6]  the handle's latch field, "" or absent for none, and ARGV[7] the
 --          request id, as in rlock_acquire.lua
+-- ARGV[8]  holder-info payload to record for this owner ("": none)
 --
 -- Reply: {token, count} acquired; when busy, a wait hint in ms: the lock's
 -- PTTL while it is held, or the time until the head's heartbeat deadline
@@ -33,7 +35,8 @@ local shape = lock_shape(KEYS[1])
 if shape ~= 'none' and shape ~= 'lock' and shape ~= 'rwlock' then
   return wrong_kind(1, shape)
 end
-local refusal = check_own({{2, 'zset'}, {3, 'zset'}, {4, 'string', TOKEN}})
+local info = KEYS[6]
+local refusal = check_own({{2, 'zset'}, {3, 'zset'}, {4, 'string', TOKEN}}) or (info and info_refusal(6))
   or permitted({{'hset', KEYS[1]}, {'hincrby', KEYS[1]}, {'pexpire', KEYS[1]}, {'del', KEYS[1]}, {'set', KEYS[4]},
     {'zadd', KEYS[2]}, {'zrem', KEYS[2]}, {'pexpire', KEYS[2]},
     {'zadd', KEYS[3]}, {'zrem', KEYS[3]}, {'zremrangebyscore', KEYS[3]}, {'pexpire', KEYS[3]}})
@@ -55,8 +58,15 @@ if latch_refuses(KEYS[1], latch, req) then
   return math.max(1, redis.call('pttl', KEYS[1]))
 end
 
+-- A grant records who took it (keyspace.lua), in this call.
+local function recorded(res, fresh)
+  if info and type(res) == 'table' and res.err == nil then
+    info_record(info, owner, ARGV[8], lease, fresh)
+  end
+  return res
+end
 if redis.call('hexists', KEYS[1], owner) == 1 then
-  return latch_granted(KEYS[1], latch, req, reenter(KEYS[1], owner, lease, ARGV[3]))
+  return latch_granted(KEYS[1], latch, req, recorded(reenter(KEYS[1], owner, lease, ARGV[3]), false))
 end
 local free = redis.call('exists', KEYS[1]) == 0
 local head = redis.call('zrange', KEYS[2], 0, 0)[1]
@@ -65,7 +75,7 @@ if free and (head == nil or head == owner) then
     redis.call('zrem', KEYS[2], owner)
     redis.call('zrem', KEYS[3], owner)
   end
-  return latch_granted(KEYS[1], latch, req, grant(KEYS[1], owner, lease, KEYS[4]))
+  return latch_granted(KEYS[1], latch, req, recorded(grant(KEYS[1], owner, lease, KEYS[4]), true))
 end
 if free and purged then
   wake_head(KEYS[2], KEYS[5], ARGV[5])

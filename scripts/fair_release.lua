@@ -6,6 +6,7 @@
 -- KEYS[3]  heartbeat zset
 -- KEYS[4]  last-token key
 -- KEYS[5]  waiter channel prefix
+-- KEYS[6]  holder-info hash, optional: its record goes with the last hold
 -- ARGV[1]  owner id
 -- ARGV[2]  lease in milliseconds, applied when holds remain
 -- ARGV[3]  expected hold count before this release (n > 0, 0 = any, -1 =
@@ -32,6 +33,9 @@ end
 local reply, deleted = release_hold(KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), KEYS[4],
   tonumber(ARGV[5] or '0'), ARGV[6], ARGV[7])
 if deleted then
+  if KEYS[6] then
+    info_drop(KEYS[6], ARGV[1], true)
+  end
   drop_dead_waiters(KEYS[2], KEYS[3], math.floor(now_us() / 1000))
   wake_head(KEYS[2], KEYS[5], ARGV[4])
 end

@@ -163,3 +163,92 @@ local function permitted(checks)
   end
   return nil
 end
+
+-- Holder metadata (redisync.HolderInfo): a hash beside the lock, in its
+-- slot, field = the hold's owner field (a semaphore's permit id), value
+-- "1|<server time in ms when the hold began>|<payload from the client>".
+-- Nothing of it lives in the lock's own keys, so Redisson's layout is
+-- untouched. It is best effort where an ACL keeps this user from the key
+-- (holds are taken without it), and never at the cost of a hold: only the
+-- acquire refuses foreign data there (WRONGKIND, nothing overwritten);
+-- releases, renewals and force-unlocks leave such a key alone.
+local INFO_MAX = 2048
+
+-- Whether this user may write the holder-info hash at key.
+local function info_allowed(key)
+  if not redis.acl_check_cmd then -- before Redis 7
+    return true
+  end
+  for _, cmd in ipairs({'hset', 'hdel', 'del', 'pexpire'}) do
+    if not redis.acl_check_cmd(cmd, key) then
+      return false
+    end
+  end
+  return true
+end
+
+-- Whether key is absent or a holder-info hash of ours that may be written.
+local function info_ours(key)
+  return info_allowed(key) and foreign(key, 'hash') == nil
+end
+
+-- For acquire scripts, among their checks: the WRONGKIND reply when
+-- KEYS[i], the holder-info hash, holds something we never write there.
+local function info_refusal(i)
+  if not info_allowed(KEYS[i]) then
+    return nil
+  end
+  return check_own({{i, 'hash'}})
+end
+
+-- Record payload for owner's hold (after the acquire's checks). fresh: the
+-- lock was free, so every record there is a former holder's and goes. A
+-- nested hold keeps its first record (and start). The hash lives at least
+-- the lease; renewals extend it with the hold.
+local function info_record(key, owner, payload, lease, fresh)
+  if not info_ours(key) then
+    return
+  end
+  if fresh then
+    redis.call('del', key)
+  end
+  if payload == nil or payload == '' or #payload > INFO_MAX then
+    return
+  end
+  if redis.call('hexists', key, owner) == 0 then
+    redis.call('hset', key, owner, '1|' .. string.format('%.0f', math.floor(now_us() / 1000)) .. '|' .. payload)
+  end
+  expire_at_least(key, lease)
+end
+
+-- Forget owner's record (its hold count reached zero), or every record
+-- (all: the lock itself is gone).
+local function info_drop(key, owner, all)
+  if not info_ours(key) then
+    return
+  end
+  if all then
+    redis.call('del', key)
+  else
+    redis.call('hdel', key, owner)
+  end
+end
+
+-- For renewal scripts: the records live at least as long as the hold just
+-- renewed (never shortened, never created).
+local function info_extend(key, lease)
+  if info_ours(key) then
+    extend(key, lease)
+  end
+end
+
+-- For the semaphore: forget the records of holders whose lease ran out
+-- (before reclaim takes their permits back).
+local function info_forget_expired(key, holders, now_ms)
+  if redis.call('type', holders).ok ~= 'zset' or not info_ours(key) then
+    return
+  end
+  for _, id in ipairs(redis.call('zrangebyscore', holders, '-inf', now_ms)) do
+    redis.call('hdel', key, id)
+  end
+end

@@ -16,6 +16,10 @@ type RenewItem struct {
 	// Prefix is, for RWLockRenew, the read hold's timeout-key prefix (""
 	// for a write hold); for SemRenew, the semaphore's permits hash.
 	Prefix string
+	// Info is the hold's holder-info hash (see redisync.HolderInfo), whose
+	// lease a script that takes it (LockRenew, SemRenew) extends with the
+	// hold's; "": none.
+	Info string
 }
 
 // RenewScript is a batch renewal script: KEYS are the holds' keys, ARGV[1]
@@ -24,12 +28,16 @@ type RenewScript struct {
 	src    string // with lib.lua prepended
 	sha    string
 	prefix bool // each hold also passes its timeout-key prefix
+	info   bool // KEYS[n+i] is hold i's holder-info hash (its own key for none)
 }
 
 func newRenewScript(src string, prefix bool) *RenewScript {
 	full := withLib(guardKeyType(src))
 	return &RenewScript{src: full, sha: sha1Hex(full), prefix: prefix}
 }
+
+// withInfo marks a script that takes each hold's holder-info hash.
+func (s *RenewScript) withInfo() *RenewScript { s.info = true; return s }
 
 // The renewal scripts.
 var (
@@ -70,8 +78,17 @@ func (s *RenewScript) args(leaseMs string, items []RenewItem) (keys, args []stri
 	keys = make([]string, len(items))
 	args = make([]string, 1, 1+per*len(items))
 	args[0] = leaseMs
+	if s.info {
+		keys = make([]string, 2*len(items))
+	}
 	for i, it := range items {
 		keys[i] = it.Key
+		if s.info {
+			keys[len(items)+i] = it.Key
+			if it.Info != "" {
+				keys[len(items)+i] = it.Info
+			}
+		}
 		args = append(args, it.Owner, strconv.FormatUint(it.Token, 10))
 		if s.prefix {
 			args = append(args, it.Prefix)

@@ -22,7 +22,7 @@ var (
 
 	rlockAcquire     = newScript(rlockAcquireSrc)
 	rlockRelease     = newScript(rlockReleaseSrc)
-	rlockRenew       = newRenewScript(rlockRenewSrc, false)
+	rlockRenew       = newRenewScript(rlockRenewSrc, false).withInfo()
 	rlockForceUnlock = newScript(rlockForceUnlockSrc)
 	rlockAcquireAll  = newScript(rlockAcquireAllSrc)
 )
@@ -32,6 +32,18 @@ type LockKeys struct {
 	Lock    string // the hash, named by the raw lock name
 	Channel string // release notifications
 	Token   string // last-token key
+	// Info is the holder-info hash (see redisync.HolderInfo) and Holder
+	// what an acquire records there ("": nothing). An empty Info leaves
+	// the scripts without one (old callers; nothing recorded or removed).
+	Info, Holder string
+}
+
+// withInfo appends the holder-info key to a lock's keys when there is one.
+func (k *LockKeys) withInfo(keys ...string) []string {
+	if k.Info != "" {
+		keys = append(keys, k.Info)
+	}
+	return keys
 }
 
 // LockAcquire runs rlock_acquire.lua. leaseMs is the decimal lease in ms.
@@ -42,11 +54,8 @@ func LockAcquire(ctx context.Context, c rueidis.Client, k *LockKeys, leaseMs, ow
 // LockAcquireLatched is LockAcquire for a handle with a latch (an owner id
 // that several handles may share): the grant is recorded under l.Req.
 func LockAcquireLatched(ctx context.Context, c rueidis.Client, k *LockKeys, leaseMs, owner string, nonReentrant bool, l Latch) (Acquired, error) {
-	args := []string{leaseMs, owner, flag(nonReentrant)}
-	if l.Field != "" {
-		args = append(args, l.Field, l.Req)
-	}
-	return parseAcquired(rlockAcquire.Exec(ctx, c, []string{k.Lock, k.Token}, args))
+	args := []string{leaseMs, owner, flag(nonReentrant), l.Field, l.Req, k.Holder}
+	return parseAcquired(rlockAcquire.Exec(ctx, c, k.withInfo(k.Lock, k.Token), args))
 }
 
 // LockRelease runs rlock_release.lua; expected is the hold count the caller
@@ -57,12 +66,12 @@ func LockRelease(ctx context.Context, c rueidis.Client, k *LockKeys, owner, leas
 
 // LockReleaseWith runs rlock_release.lua with every argument of ReleaseArgs.
 func LockReleaseWith(ctx context.Context, c rueidis.Client, k *LockKeys, owner, leaseMs, publish string, a ReleaseArgs) (Released, error) {
-	return parseReleased(rlockRelease.Exec(ctx, c, []string{k.Lock, k.Channel, k.Token}, a.argv(owner, leaseMs, publish)))
+	return parseReleased(rlockRelease.Exec(ctx, c, k.withInfo(k.Lock, k.Channel, k.Token), a.argv(owner, leaseMs, publish)))
 }
 
 // LockForceUnlock runs rlock_force_unlock.lua: it reports whether a lock was deleted.
 func LockForceUnlock(ctx context.Context, c rueidis.Client, k *LockKeys, publish string) (bool, error) {
-	n, err := rlockForceUnlock.Exec(ctx, c, []string{k.Lock, k.Channel, k.Token}, []string{publish}).AsInt64()
+	n, err := rlockForceUnlock.Exec(ctx, c, k.withInfo(k.Lock, k.Channel, k.Token), []string{publish}).AsInt64()
 	return n == 1, err
 }
 
@@ -77,11 +86,15 @@ type LockRequest struct {
 // LockAcquireAll runs rlock_acquire_all.lua: every lock or none. When busy
 // it returns (nil, a wait hint, nil).
 func LockAcquireAll(ctx context.Context, c rueidis.Client, reqs []LockRequest) ([]Acquired, Acquired, error) {
-	keys := make([]string, 0, 2*len(reqs))
-	args := make([]string, 0, 3*len(reqs))
+	keys := make([]string, 0, 3*len(reqs))
+	args := make([]string, 0, 4*len(reqs))
 	for _, r := range reqs {
-		keys = append(keys, r.Keys.Lock, r.Keys.Token)
-		args = append(args, r.LeaseMs, r.Owner, flag(r.NonReentrant))
+		info := r.Keys.Info
+		if info == "" { // a key nothing writes: the script's slots stay uniform
+			info = r.Keys.Token
+		}
+		keys = append(keys, r.Keys.Lock, r.Keys.Token, info)
+		args = append(args, r.LeaseMs, r.Owner, flag(r.NonReentrant), r.Keys.Holder)
 	}
 	res := rlockAcquireAll.Exec(ctx, c, keys, args)
 	if res.Error() != nil {

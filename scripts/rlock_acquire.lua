@@ -5,12 +5,14 @@
 --          field "redisync:token" = fencing token of the current hold
 -- KEYS[2]  last-token key (string): the last token issued, kept only briefly
 --          after a release when the server clock has not yet passed it
+-- KEYS[3]  holder-info hash (keyspace.lua: info_record), optional
 -- ARGV[1]  lease in milliseconds (> 0)
 -- ARGV[2]  owner id
 -- ARGV[3]  "1" for a non-reentrant lock, "0" otherwise
 -- ARGV[4]  the handle's latch field, "" or absent for none (see lib.lua)
 -- ARGV[5]  this request's id: a grant is recorded in the latch, and a
 --          request already undone (its caller gave up) is refused as busy
+-- ARGV[6]  holder-info payload to record for this owner ("": none)
 --
 -- Reply:
 --   {token, count}  acquired (count = hold count after this acquisition)
@@ -25,7 +27,8 @@ local shape = lock_shape(KEYS[1])
 if shape ~= 'none' and shape ~= 'lock' and shape ~= 'rwlock' then
   return wrong_kind(1, shape)
 end
-local refusal = check_own({{2, 'string', TOKEN}})
+local info = KEYS[3]
+local refusal = check_own({{2, 'string', TOKEN}}) or (info and info_refusal(3))
   or permitted({{'hset', KEYS[1]}, {'hincrby', KEYS[1]}, {'pexpire', KEYS[1]}})
 if refusal then
   return refusal
@@ -40,10 +43,17 @@ local latch, req = ARGV[4], ARGV[5]
 if latch_refuses(KEYS[1], latch, req) then
   return redis.call('pttl', KEYS[1])
 end
-if redis.call('exists', KEYS[1]) == 0 then
-  return latch_granted(KEYS[1], latch, req, grant(KEYS[1], ARGV[2], lease, KEYS[2]))
-end
-if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-  return latch_granted(KEYS[1], latch, req, reenter(KEYS[1], ARGV[2], lease, ARGV[3]))
+local fresh = redis.call('exists', KEYS[1]) == 0
+if fresh or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+  local res
+  if fresh then
+    res = grant(KEYS[1], ARGV[2], lease, KEYS[2])
+  else
+    res = reenter(KEYS[1], ARGV[2], lease, ARGV[3])
+  end
+  if info and type(res) == 'table' and res.err == nil then
+    info_record(info, ARGV[2], ARGV[6], lease, fresh)
+  end
+  return latch_granted(KEYS[1], latch, req, res)
 end
 return redis.call('pttl', KEYS[1])

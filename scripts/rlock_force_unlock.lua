@@ -4,6 +4,7 @@
 -- KEYS[1]  lock hash
 -- KEYS[2]  lock channel
 -- KEYS[3]  last-token key
+-- KEYS[4]  holder-info hash, optional: deleted with the lock
 -- ARGV[1]  "publish" or "spublish"
 --
 -- Reply: 1 when a lock was deleted (and "0" published), 0 when there was none.
@@ -27,5 +28,8 @@ end
 local token = tonumber(redis.call('hget', KEYS[1], 'redisync:token') or '0')
 redis.call('del', KEYS[1])
 keep_token(token, KEYS[3])
+if KEYS[4] then
+  info_drop(KEYS[4], nil, true)
+end
 notify(ARGV[1], KEYS[2], '0')
 return 1

@@ -4,6 +4,7 @@
 -- KEYS[1]  lock hash
 -- KEYS[2]  lock channel (redisson_lock__channel:{name})
 -- KEYS[3]  last-token key
+-- KEYS[4]  holder-info hash, optional: its record goes with the last hold
 -- ARGV[1]  owner id
 -- ARGV[2]  lease in milliseconds, applied when holds remain
 -- ARGV[3]  expected hold count before this release:
@@ -38,6 +39,9 @@ end
 local reply, deleted = release_hold(KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), KEYS[3],
   tonumber(ARGV[5] or '0'), ARGV[6], ARGV[7])
 if deleted then
+  if KEYS[4] then
+    info_drop(KEYS[4], ARGV[1], true)
+  end
   notify(ARGV[4], KEYS[2], '0')
 end
 return reply

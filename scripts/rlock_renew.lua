@@ -1,7 +1,9 @@
 -- rlock_renew: extend many holds in one call (the watchdog's batch).
 -- Runs with lib.lua prepended.
 --
--- KEYS[i]      lock hash of hold i (all in one hash slot on a Cluster)
+-- KEYS[i]      lock hash of hold i (all in one hash slot on a Cluster), i = 1..n
+-- KEYS[n+i]    holder-info hash of hold i (KEYS[i] again for none): its
+--              lease is extended with the hold's (keyspace.lua: info_extend)
 -- ARGV[1]      lease in milliseconds
 -- ARGV[2i]     owner id of hold i
 -- ARGV[2i+1]   fencing token of hold i ("0": do not check the token)
@@ -16,7 +18,9 @@
 -- renewal of every other hold in the batch.
 local lease = tonumber(ARGV[1])
 local alive = {}
-for i, key in ipairs(KEYS) do
+local n = (#ARGV - 1) / 2
+for i = 1, n do
+  local key = KEYS[i]
   local owner, token = ARGV[2 * i], ARGV[2 * i + 1]
   local ok = redis.call('type', key).ok == 'hash' and redis.call('hexists', key, owner) == 1
   if ok and token ~= '0' then
@@ -24,6 +28,9 @@ for i, key in ipairs(KEYS) do
   end
   if ok then
     extend(key, lease)
+    if KEYS[n + i] ~= key then
+      info_extend(KEYS[n + i], lease)
+    end
     alive[i] = 1
   else
     alive[i] = 0

@@ -24,7 +24,7 @@ var (
 	semAcquire = newScript(semAcquireSrc)
 	semRelease = newScript(semReleaseSrc)
 	semState   = newScript(semStateSrc)
-	semRenew   = newRenewScript(semRenewSrc, true)
+	semRenew   = newRenewScript(semRenewSrc, true).withInfo()
 	semForce   = newScript(semForceSrc)
 )
 
@@ -36,10 +36,17 @@ type SemKeys struct {
 	Queue      string // zset waiting id -> arrival
 	Heartbeats string // zset waiting id -> deadline
 	Channel    string // waiter channel prefix
+	// Info and Holder: the holder-info hash (permit id -> who took it) and
+	// what an acquire records there, as in LockKeys.
+	Info, Holder string
 }
 
 func (k *SemKeys) list() []string {
-	return []string{k.Sem, k.Holders, k.Permits, k.Queue, k.Heartbeats, k.Channel}
+	keys := []string{k.Sem, k.Holders, k.Permits, k.Queue, k.Heartbeats, k.Channel}
+	if k.Info != "" {
+		keys = append(keys, k.Info)
+	}
+	return keys
 }
 
 // WaiterChannel is the channel on which waiter id is told to try again.
@@ -49,7 +56,7 @@ func (k *SemKeys) WaiterChannel(id string) string { return k.Channel + ":" + id 
 // without queueing. Acquired.Count is n when granted.
 func SemAcquire(ctx context.Context, c rueidis.Client, k *SemKeys, capacity string, n int, id, leaseMs, waiterTimeoutMs, publish string) (Acquired, error) {
 	return parseAcquired(semAcquire.Exec(ctx, c, k.list(),
-		[]string{capacity, strconv.Itoa(n), id, leaseMs, waiterTimeoutMs, publish}))
+		[]string{capacity, strconv.Itoa(n), id, leaseMs, waiterTimeoutMs, publish, k.Holder}))
 }
 
 // Outcomes of SemRelease.
@@ -69,6 +76,7 @@ type SemHolder struct {
 	ID       string
 	Permits  int64
 	ExpiryMs int64 // server time
+	Info     string // its holder-info record ("" for none; SemReadHolders only)
 }
 
 // SemState is a semaphore's state as sem_state.lua reports it.
@@ -80,11 +88,25 @@ type SemState struct {
 
 // SemReadState runs sem_state.lua. setCapacity "" keeps the capacity.
 func SemReadState(ctx context.Context, c rueidis.Client, k *SemKeys, capacity, setCapacity, publish string, holders bool) (SemState, error) {
-	vals, err := semState.Exec(ctx, c, k.list(), []string{capacity, setCapacity, publish, flag(holders)}).ToArray()
+	return semReadState(ctx, c, k, capacity, setCapacity, publish, flag(holders))
+}
+
+// SemReadHolders runs sem_state.lua for the holders with their holder-info
+// records (SemHolder.Info).
+func SemReadHolders(ctx context.Context, c rueidis.Client, k *SemKeys, capacity, publish string) (SemState, error) {
+	return semReadState(ctx, c, k, capacity, "", publish, "2")
+}
+
+func semReadState(ctx context.Context, c rueidis.Client, k *SemKeys, capacity, setCapacity, publish, holders string) (SemState, error) {
+	vals, err := semState.Exec(ctx, c, k.list(), []string{capacity, setCapacity, publish, holders}).ToArray()
 	if err != nil {
 		return SemState{}, err
 	}
-	if len(vals) < 4 || (len(vals)-4)%3 != 0 {
+	per := 3
+	if holders == "2" {
+		per = 4
+	}
+	if len(vals) < 4 || (len(vals)-4)%per != 0 {
 		return SemState{}, fmt.Errorf("scripts: unexpected semaphore state reply of %d values", len(vals))
 	}
 	var st SemState
@@ -93,7 +115,7 @@ func SemReadState(ctx context.Context, c rueidis.Client, k *SemKeys, capacity, s
 			return SemState{}, err
 		}
 	}
-	for i := 4; i < len(vals); i += 3 {
+	for i := 4; i < len(vals); i += per {
 		var h SemHolder
 		if h.ID, err = vals[i].ToString(); err != nil {
 			return SemState{}, err
@@ -103,6 +125,9 @@ func SemReadState(ctx context.Context, c rueidis.Client, k *SemKeys, capacity, s
 		}
 		if h.ExpiryMs, err = vals[i+2].AsInt64(); err != nil {
 			return SemState{}, err
+		}
+		if per == 4 {
+			h.Info, _ = vals[i+3].ToString()
 		}
 		st.Holders = append(st.Holders, h)
 	}

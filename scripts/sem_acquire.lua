@@ -8,12 +8,15 @@
 -- KEYS[4]  queue zset: waiting permit id -> arrival (server µs)
 -- KEYS[5]  heartbeat zset: waiting permit id -> deadline (server ms)
 -- KEYS[6]  waiter channel prefix; waiter W listens on "<prefix>:W"
+-- KEYS[7]  holder-info hash, optional: permit id -> who took it
+--          (keyspace.lua: info_record)
 -- ARGV[1]  capacity to set if the semaphore has none yet
 -- ARGV[2]  n, the permits wanted (>= 1)
 -- ARGV[3]  permit id (unique per acquisition)
 -- ARGV[4]  lease in ms
 -- ARGV[5]  waiter timeout in ms; "0": one attempt, never queue
 -- ARGV[6]  "publish" or "spublish"
+-- ARGV[7]  holder-info payload to record for the permit ("": none)
 --
 -- Reply: {token, n} granted; when not, a wait hint in ms (until the first
 -- holder's lease runs out, 0 when none); error TOO_MANY when n exceeds the
@@ -35,6 +38,7 @@ if shape ~= 'none' and shape ~= 'semaphore' then
 end
 do
   local refusal = check_own({{2, 'zset'}, {3, 'hash'}, {4, 'zset'}, {5, 'zset'}})
+    or (KEYS[7] and info_refusal(7))
     or permitted({{'hsetnx', KEYS[1]}, {'hset', KEYS[1]},
     {'zadd', KEYS[2]}, {'zrem', KEYS[2]}, {'zremrangebyscore', KEYS[2]}, {'pexpire', KEYS[2]}, {'del', KEYS[2]},
     {'hset', KEYS[3]}, {'hdel', KEYS[3]}, {'hincrby', KEYS[3]}, {'pexpire', KEYS[3]}, {'del', KEYS[3]},
@@ -52,6 +56,9 @@ if n > capacity then
 end
 local now = now_us()
 local now_ms = math.floor(now / 1000)
+if KEYS[7] then
+  info_forget_expired(KEYS[7], KEYS[2], now_ms)
+end
 local freed = reclaim(KEYS[2], KEYS[3], now_ms)
 local dropped = drop_dead_waiters(KEYS[4], KEYS[5], now_ms)
 local used = tonumber(redis.call('hget', KEYS[3], 'used') or '0')
@@ -72,6 +79,9 @@ if capacity - used >= n and (head == nil or head == id) then
   expire_at_least(KEYS[2], lease)
   expire_at_least(KEYS[3], lease)
   redis.call('hset', KEYS[1], 'token', string.format('%.0f', token))
+  if KEYS[7] then
+    info_record(KEYS[7], id, ARGV[7], lease, false)
+  end
   if capacity - used > 0 then
     wake_head(KEYS[4], KEYS[6], ARGV[6]) -- the next in line may fit too
   end

@@ -2,7 +2,8 @@
 -- prepended.
 --
 -- KEYS     as sem_acquire.lua (1 semaphore hash, 2 holders, 3 permits,
---          4 queue, 5 heartbeats, 6 waiter channel prefix)
+--          4 queue, 5 heartbeats, 6 waiter channel prefix, 7 holder-info
+--          hash, optional: the permit's record goes with it)
 -- ARGV[1]  permit id
 -- ARGV[2]  "publish" or "spublish"
 --
@@ -29,6 +30,10 @@ end
 local expiry = tonumber(redis.call('zscore', KEYS[2], ARGV[1]) or '0')
 redis.call('hdel', KEYS[3], ARGV[1])
 redis.call('zrem', KEYS[2], ARGV[1])
+if KEYS[7] then
+  info_drop(KEYS[7], ARGV[1], false)
+  info_forget_expired(KEYS[7], KEYS[2], now_ms)
+end
 if redis.call('hincrby', KEYS[3], 'used', -n) <= 0 then
   redis.call('del', KEYS[3])
 end
