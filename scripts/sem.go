@@ -75,7 +75,7 @@ func SemRelease(ctx context.Context, c rueidis.Client, k *SemKeys, id, publish s
 type SemHolder struct {
 	ID       string
 	Permits  int64
-	ExpiryMs int64 // server time
+	ExpiryMs int64  // server time
 	Info     string // its holder-info record ("" for none; SemReadHolders only)
 }
 

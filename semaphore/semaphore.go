@@ -76,6 +76,7 @@ func New(c *redisync.Client, name string, permits int, opts ...Option) *Semaphor
 	o.Validate("semaphore")
 	_, lease, fixed := o.Resolve(e)
 	derive := func(prefix string) string { k, _ := keys.Derived(prefix, name); return k }
+	info, holder := e.HolderInfo(name)
 	return &Semaphore{
 		e: e, name: name, nameErr: nameErr, capErr: capErr,
 		capacity: strconv.Itoa(permits),
@@ -88,6 +89,8 @@ func New(c *redisync.Client, name string, permits int, opts ...Option) *Semaphor
 			Queue:      derive(keys.SemQueuePrefix),
 			Heartbeats: derive(keys.SemHeartbeatPrefix),
 			Channel:    derive(keys.SemChannelPrefix),
+			Info:       info,
+			Holder:     holder,
 		},
 	}
 }
