@@ -93,7 +93,8 @@ func New(clients []*redisync.Client, name string, opts ...Option) *Mutex {
 			m.nameErr = err
 		}
 		counter, _ := keys.Derived(keys.RedlockTokenPrefix, name)
-		m.nodes = append(m.nodes, &node{e: e, keys: scripts.RedlockKeys{Lock: name, Counter: counter}, state: stateOf(e)})
+		info, holder := e.HolderInfo(name)
+		m.nodes = append(m.nodes, &node{e: e, keys: scripts.RedlockKeys{Lock: name, Counter: counter, Info: info, Holder: holder}, state: stateOf(e)})
 		longest = max(longest, e.Config.WatchdogTimeout)
 	}
 	m.e0 = m.nodes[0].e

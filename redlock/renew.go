@@ -62,7 +62,7 @@ func (renewer) Renew(ctx context.Context, leases []*watchdog.Lease) []watchdog.R
 				rt := leases[v.lease].Target.(*renewTarget)
 				m := rt.m
 				targets[k] = &engine.RenewTarget{
-					Item:    scripts.RenewItem{Key: m.nodes[v.node].keys.Lock, Owner: rt.value},
+					Item:    scripts.RenewItem{Key: m.nodes[v.node].keys.Lock, Owner: rt.value, Info: m.nodes[v.node].keys.Info},
 					LeaseMs: m.leaseMs,
 				}
 			}

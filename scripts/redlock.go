@@ -22,13 +22,23 @@ var (
 	redlockAcquire = newScript(redlockAcquireSrc)
 	redlockFence   = newScript(redlockFenceSrc)
 	redlockRelease = newScript(redlockReleaseSrc)
-	redlockRenew   = newRenewScript(redlockRenewSrc, false)
+	redlockRenew   = newRenewScript(redlockRenewSrc, false).withInfo()
 )
 
 // RedlockKeys names a Redlock's keys on one node.
 type RedlockKeys struct {
 	Lock    string // string: owner id
 	Counter string // the node's fencing counter
+	// Info and Holder: the holder-info hash on this node (field = the key's
+	// value) and what an acquire records there, as in LockKeys.
+	Info, Holder string
+}
+
+func (k *RedlockKeys) withInfo(keys ...string) []string {
+	if k.Info != "" {
+		keys = append(keys, k.Info)
+	}
+	return keys
 }
 
 // RedlockGrant is one node's answer to phase 1.
@@ -40,7 +50,7 @@ type RedlockGrant struct {
 
 // RedlockAcquire runs redlock_acquire.lua on one node.
 func RedlockAcquire(ctx context.Context, c rueidis.Client, k *RedlockKeys, owner, leaseMs string) (RedlockGrant, error) {
-	vals, err := redlockAcquire.Exec(ctx, c, []string{k.Lock, k.Counter}, []string{owner, leaseMs}).ToArray()
+	vals, err := redlockAcquire.Exec(ctx, c, k.withInfo(k.Lock, k.Counter), []string{owner, leaseMs, k.Holder}).ToArray()
 	if err != nil {
 		return RedlockGrant{}, err
 	}
@@ -65,7 +75,7 @@ func RedlockFence(ctx context.Context, c rueidis.Client, k *RedlockKeys, owner s
 
 // RedlockRelease runs redlock_release.lua: whether the node's lock was deleted.
 func RedlockRelease(ctx context.Context, c rueidis.Client, k *RedlockKeys, owner string) (bool, error) {
-	n, err := redlockRelease.Exec(ctx, c, []string{k.Lock}, []string{owner}).AsInt64()
+	n, err := redlockRelease.Exec(ctx, c, k.withInfo(k.Lock), []string{owner}).AsInt64()
 	return n == 1, err
 }
 
@@ -73,7 +83,7 @@ func RedlockRelease(ctx context.Context, c rueidis.Client, k *RedlockKeys, owner
 // is still this owner's (and now extended). The watchdog renews in batches
 // with RedlockRenewBatch instead.
 func RedlockRenew(ctx context.Context, c rueidis.Client, k *RedlockKeys, owner, leaseMs string) (bool, error) {
-	items := []RenewItem{{Key: k.Lock, Owner: owner}}
+	items := []RenewItem{{Key: k.Lock, Owner: owner, Info: k.Info}}
 	res := c.Do(ctx, redlockRenew.Command(c, leaseMs, items))
 	if IsNoScript(res.Error()) {
 		res = redlockRenew.Fallback(ctx, c, leaseMs, items)

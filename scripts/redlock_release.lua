@@ -1,6 +1,7 @@
 -- redlock_release: delete the lock on one node if this owner holds it.
 --
 -- KEYS[1]  lock key
+-- KEYS[2]  holder-info hash, optional: deleted with the lock
 -- ARGV[1]  owner id
 --
 -- Reply: 1 deleted, 0 not this owner's (or absent, or no string: another
@@ -17,6 +18,9 @@ do
   end
 end
 if redis.call('get', KEYS[1]) == ARGV[1] then
+  if KEYS[2] then
+    info_drop(KEYS[2], nil, true)
+  end
   return redis.call('del', KEYS[1])
 end
 return 0

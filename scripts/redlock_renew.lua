@@ -2,6 +2,8 @@
 -- watchdog's batch for this node). Runs with lib.lua prepended.
 --
 -- KEYS[i]      lock key of hold i (all in one hash slot on a Cluster node)
+-- KEYS[n+i]    holder-info hash of hold i (KEYS[i] again for none), for n
+--              holds: extended with the hold (keyspace.lua)
 -- ARGV[1]      lease in milliseconds
 -- ARGV[2i]     owner id of hold i
 -- ARGV[2i+1]   unused ("0"): the value is the owner id alone
@@ -13,10 +15,15 @@
 -- GET so that one such key cannot abort the batch (WRONGTYPE).
 local lease = ARGV[1]
 local alive = {}
-for i, key in ipairs(KEYS) do
+local n = (#ARGV - 1) / 2
+for i = 1, n do
+  local key = KEYS[i]
   local ok = redis.call('type', key).ok == 'string' and redis.call('get', key) == ARGV[2 * i]
   if ok then
     redis.call('pexpire', key, lease)
+    if KEYS[n + i] ~= key then
+      info_extend(KEYS[n + i], tonumber(lease))
+    end
     alive[i] = 1
   else
     alive[i] = 0
