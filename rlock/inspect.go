@@ -48,6 +48,41 @@ func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) {
 	return time.Duration(ms) * time.Millisecond, nil
 }
 
+// Holders returns the lock's current holders with what each recorded about
+// itself (redisync.HolderInfo; nil for a Redisson hold or a Client that
+// records nothing). An rlock has at most one holder, whose count may be
+// above one (re-entry, or handles sharing an owner id: they share one
+// record, the first one's). TTL is the lock's remaining lease. A lock that is
+// not held gives none; a key of another type is an error matching
+// redisync.ErrWrongKind.
+func (m *Mutex) Holders(ctx context.Context) ([]redisync.Holder, error) {
+	if err := m.check(ctx); err != nil {
+		return nil, err
+	}
+	hs, err := m.e.LockHolders(ctx, m.name)
+	if err != nil {
+		return nil, fmt.Errorf("rlock %q: reading holders: %w", m.name, err)
+	}
+	return holders(hs), nil
+}
+
+func holders(hs []engine.LockHolder) []redisync.Holder {
+	out := make([]redisync.Holder, len(hs))
+	for i, h := range hs {
+		out[i] = redisync.Holder{Owner: h.Owner, Count: h.Count, TTL: h.TTL, Info: redisync.ParseHolderInfo(h.Info)}
+	}
+	return out
+}
+
+// ForceUnlock is the package's ForceUnlock for this lock's name (the
+// handle's own hold, if any, is lost like any other).
+func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
+	if err := m.check(ctx); err != nil {
+		return false, err
+	}
+	return scripts.LockForceUnlock(ctx, m.e.RC, &m.keys, m.e.Publish)
+}
+
 // ForceUnlock deletes the lock named name whoever holds it, wakes a waiter,
 // and reports whether there was a lock to delete. The former holder finds
 // out at its next renewal (its Done closes with ErrLockLost). It is an
@@ -69,5 +104,6 @@ func ForceUnlock(ctx context.Context, c *redisync.Client, name string) (bool, er
 		return false, fmt.Errorf("rlock: name %q cannot be used on a Cluster: %w", name, redisync.ErrInvalidName)
 	}
 	token, _ := keys.Derived(keys.LockTokenPrefix, name)
-	return scripts.LockForceUnlock(ctx, e.RC, &scripts.LockKeys{Lock: name, Channel: channel, Token: token}, e.Publish)
+	info, _ := e.HolderInfo(name)
+	return scripts.LockForceUnlock(ctx, e.RC, &scripts.LockKeys{Lock: name, Channel: channel, Token: token, Info: info}, e.Publish)
 }

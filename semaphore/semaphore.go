@@ -175,27 +175,6 @@ func (s *Semaphore) SetPermits(ctx context.Context, n int) error {
 	return err
 }
 
-// Holder is one acquisition holding permits.
-type Holder struct {
-	ID      string        // the Permit's ID: "<client uuid>:<n>"
-	Permits int           // how many permits it holds
-	Lease   time.Duration // remaining lease, by the server's clock
-}
-
-// Holders lists who holds permits, how many, and for how long yet, ordered
-// by lease expiry. Expired holders are taken back first.
-func (s *Semaphore) Holders(ctx context.Context) ([]Holder, error) {
-	st, err := s.state(ctx, "", true)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Holder, len(st.Holders))
-	for i, h := range st.Holders {
-		out[i] = Holder{ID: h.ID, Permits: int(h.Permits), Lease: time.Duration(h.ExpiryMs-st.NowMs) * time.Millisecond}
-	}
-	return out, nil
-}
-
 // Waiting returns how many Acquire calls are queued.
 func (s *Semaphore) Waiting(ctx context.Context) (int, error) {
 	st, err := s.state(ctx, "", false)

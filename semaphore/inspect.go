@@ -1,0 +1,96 @@
+package semaphore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/internal/lockopt"
+	"github.com/redisync/redisync/scripts"
+)
+
+// The inspection surface every lock kind shares (IsLocked, HoldCount, TTL,
+// Holders, ForceUnlock), read as a semaphore: a "hold" is a Permit, its
+// owner the Permit's ID and its count the permits it holds. Available,
+// Capacity and Waiting are in semaphore.go.
+
+// Holder is one acquisition holding permits. It embeds redisync.Holder,
+// the holder every lock kind reports (Owner: the Permit's ID, Count: its
+// permits, TTL: its remaining lease, Info: who took it); ID, Permits and
+// Lease are the same values under their earlier names, kept so that code
+// written before redisync.Holder existed still compiles.
+type Holder struct {
+	redisync.Holder
+	ID      string        // the Permit's ID: "<client uuid>:<n>" (= Owner)
+	Permits int           // how many permits it holds (= Count)
+	Lease   time.Duration // remaining lease, by the server's clock (= TTL)
+}
+
+// Holders lists who holds permits, how many, for how long yet, and what
+// each recorded about itself (Info: host, pid, program, start, label; nil
+// when its Client records nothing), ordered by lease expiry. Expired holders
+// are taken back first.
+func (s *Semaphore) Holders(ctx context.Context) ([]Holder, error) {
+	if err := s.checkState(ctx); err != nil {
+		return nil, err
+	}
+	st, err := scripts.SemReadHolders(ctx, s.e.RC, &s.keys, s.capacity, s.e.Publish)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Holder, len(st.Holders))
+	for i, h := range st.Holders {
+		lease := time.Duration(h.ExpiryMs-st.NowMs) * time.Millisecond
+		out[i] = Holder{
+			Holder: redisync.Holder{Owner: h.ID, Count: int(h.Permits), TTL: lease, Info: redisync.ParseHolderInfo(h.Info)},
+			ID:     h.ID, Permits: int(h.Permits), Lease: lease,
+		}
+	}
+	return out, nil
+}
+
+// IsLocked reports whether any permit is held.
+func (s *Semaphore) IsLocked(ctx context.Context) (bool, error) {
+	n, err := s.HoldCount(ctx)
+	return n > 0, err
+}
+
+// HoldCount returns how many permits are held, by every holder together
+// (a semaphore's handle has no owner of its own; a Permit's count is its
+// N).
+func (s *Semaphore) HoldCount(ctx context.Context) (int, error) {
+	st, err := s.state(ctx, "", false)
+	return int(st.Used), err
+}
+
+// TTL returns the longest remaining lease among the holders: how long the
+// permits held now can last without a renewal. 0 when none is held.
+func (s *Semaphore) TTL(ctx context.Context) (time.Duration, error) {
+	hs, err := s.Holders(ctx)
+	var ttl time.Duration
+	for _, h := range hs {
+		ttl = max(ttl, h.TTL)
+	}
+	return ttl, err
+}
+
+// ForceUnlock is ForceRelease for this semaphore's name: it reports whether
+// any permit was held.
+func (s *Semaphore) ForceUnlock(ctx context.Context) (bool, error) {
+	if err := s.checkState(ctx); err != nil {
+		return false, err
+	}
+	n, err := scripts.SemForceRelease(ctx, s.e.RC, &s.keys, s.e.Publish)
+	if err != nil {
+		return false, fmt.Errorf("semaphore %q: force release: %w", s.name, err)
+	}
+	return n > 0, nil
+}
+
+func (s *Semaphore) checkState(ctx context.Context) error {
+	if err := lockopt.Check("semaphore", s.e, s.nameErr, ctx); err != nil {
+		return err
+	}
+	return s.capErr
+}
