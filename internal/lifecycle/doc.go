@@ -18,9 +18,14 @@
 //
 // Running it:
 //
-//	go test -race ./internal/lifecycle                  # 20 runs, about a minute
-//	go test -race ./internal/lifecycle -rapid.checks=200 # search harder
+//	go test -race ./internal/lifecycle                  # 4 shards x 5 runs, about 25 s
+//	RAPID_CHECKS=50 go test -race ./internal/lifecycle  # 4 x 50 runs: search harder
 //	go test -race ./internal/lifecycle -rapid.seed=N     # replay a reported failure
+//
+// The shards are independent models on their own servers, run at once
+// (LIFECYCLE_SHARDS sets how many; -rapid.checks and RAPID_CHECKS count the
+// runs of each); a -rapid.seed runs one shard, since every shard would draw
+// the same sequence.
 //
 // -lifecycle.avoid leaves behaviours out of the sequences (see its help),
 // so that a tree where the model stops at one defect can be searched for

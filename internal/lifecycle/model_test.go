@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -238,37 +240,61 @@ func (r *run) granted(h *handle, o outcome, from *handle) {
 var outcomeNames = []string{"skip", "grant", "nest", "busy", "self-held", "non-reentrant"}
 
 func TestLifecycleModel(t *testing.T) {
-	e := newEnv(t)
+	n := shards()
 	start := time.Now()
-	rapid.Check(t, func(rt *rapid.T) {
-		r := e.newRun(rt)
-		defer r.teardown()
-		rt.Repeat(map[string]func(*rapid.T){
-			"lock":   r.lockStep,
-			"lock2":  r.lockStep, // twice the weight: holds make every other step interesting
-			"unlock": r.unlockStep,
-			"shared": r.sharedStep,
-			"do":     r.doStep,
-			"fault":  r.faultStep,
-			"wait":   r.waitStep,
-			"":       r.check,
-		})
-		r.finish(rt)
-	})
-	t.Logf("model runs took %v", time.Since(start).Round(time.Millisecond))
-	var names []string
-	for k := range e.stats {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	var b strings.Builder
-	for _, k := range names {
-		fmt.Fprintf(&b, " %s=%d", k, e.stats[k])
-	}
-	t.Logf("exercised:%s", b.String())
-	for _, k := range []string{"grant rlock", "grant fairlock", "grant rwlock", "grant semaphore", "grant multilock", "grant redlock"} {
-		if e.stats[k] == 0 && !testing.Short() {
-			t.Errorf("the runs never exercised %q: the model is too weak", k)
+	var mu sync.Mutex
+	stats := map[string]int{}
+	// Cleanup runs once every shard has ended: the totals are checked then.
+	t.Cleanup(func() {
+		t.Logf("%d shards of %d model runs took %v", n, checksPerShard(), time.Since(start).Round(time.Millisecond))
+		var names []string
+		for k := range stats {
+			names = append(names, k)
 		}
+		sort.Strings(names)
+		var b strings.Builder
+		for _, k := range names {
+			fmt.Fprintf(&b, " %s=%d", k, stats[k])
+		}
+		t.Logf("exercised:%s", b.String())
+		if t.Failed() {
+			return // a failed shard may have stopped before it exercised much
+		}
+		for _, k := range []string{"grant rlock", "grant fairlock", "grant rwlock", "grant semaphore", "grant multilock", "grant redlock"} {
+			if stats[k] == 0 && !testing.Short() {
+				t.Errorf("the runs never exercised %q: the model is too weak", k)
+			}
+		}
+	})
+	for i := range n {
+		// Each shard is its own model on its own servers, with its own
+		// random seed (rapid draws one per Check); the shards mostly wait
+		// on leases and servers, so they share two cores well.
+		t.Run(strconv.Itoa(i), func(t *testing.T) {
+			if n > 1 {
+				t.Parallel()
+			}
+			e := newEnv(t)
+			rapid.Check(t, func(rt *rapid.T) {
+				r := e.newRun(rt)
+				defer r.teardown()
+				rt.Repeat(map[string]func(*rapid.T){
+					"lock":   r.lockStep,
+					"lock2":  r.lockStep, // twice the weight: holds make every other step interesting
+					"unlock": r.unlockStep,
+					"shared": r.sharedStep,
+					"do":     r.doStep,
+					"fault":  r.faultStep,
+					"wait":   r.waitStep,
+					"":       r.check,
+				})
+				r.finish(rt)
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			for k, v := range e.stats {
+				stats[k] += v
+			}
+		})
 	}
 }
