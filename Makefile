@@ -1,5 +1,5 @@
 # Tests run against real redis-server processes (internal/redistest).
-.PHONY: test torture demo bench compare compare-quick redis-server
+.PHONY: test torture demo bench compare compare-quick redis-server interop
 
 # The root module but the fault harness's tier (make torture), then the
 # redisyncotel module (its own go.mod, so the core keeps no OpenTelemetry
@@ -13,6 +13,21 @@ test: redis-server
 # seconds each (about four minutes here). CI runs it after make test.
 torture: redis-server
 	go test -race -count=1 ./internal/torture
+
+# The interop suite (interop/, issue 16): redisync against Redisson 4.x (Java
+# 17, Maven) and node-redisson (npm) on a real redis-server. It installs
+# nothing but the two clients' own dependencies (Maven's local repository,
+# node_modules from package-lock.json), and says what to install when a tool
+# is missing (.ci/run installs them on CI). MAVEN_FLAGS can add, say,
+# -o or -Dmaven.repo.local=DIR.
+MAVEN_FLAGS ?=
+interop: redis-server
+	@for tool in java mvn node npm; do command -v $$tool >/dev/null 2>&1 || { \
+		echo "interop: $$tool is missing (Debian: apt-get install -y openjdk-17-jdk-headless maven nodejs npm)"; exit 1; }; done
+	cd interop/java && mvn -B -q --no-transfer-progress $(MAVEN_FLAGS) package
+	cd interop/node && npm ci --prefer-offline --no-audit --no-fund --loglevel=error
+	go vet -tags interop ./interop/
+	go test -race -count=1 -tags interop ./interop/
 
 demo:
 	go run ./cmd/redisync demo
