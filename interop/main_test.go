@@ -19,10 +19,10 @@ import (
 // One redis-server and one process per foreign client serve the whole
 // package (a JVM takes seconds to start); each test uses names of its own.
 var (
-	srv    *redistest.Server
-	java   *peer // Redisson
-	node   *peer // node-redisson
-	peers  []*peer
+	srv   *redistest.Server
+	java  *peer // Redisson
+	node  *peer // node-redisson
+	peers []*peer
 )
 
 // maxPoll is the Go waiters' longest sleep between attempts: far above
