@@ -43,8 +43,12 @@ type HolderInfo struct {
 // lock kind reports it.
 type Holder struct {
 	// Owner is the hold's owner id (the hash field of the lock; for a
-	// semaphore, the permit's id).
+	// semaphore, the permit's id; for a redlock, the key's value on a node:
+	// the owner id and the round that won).
 	Owner string
+	// Mode is "read" or "write" for a read-write lock's holds (an owner that
+	// holds both shows twice), "" for every other kind.
+	Mode string
 	// Count is the owner's hold count (for a semaphore: the permits held).
 	Count int
 	// TTL is the hold's remaining lease by the server's clock (for locks

@@ -18,11 +18,14 @@ var (
 	redlockReleaseSrc string
 	//go:embed redlock_renew.lua
 	redlockRenewSrc string
+	//go:embed redlock_force_unlock.lua
+	redlockForceSrc string
 
 	redlockAcquire = newScript(redlockAcquireSrc)
 	redlockFence   = newScript(redlockFenceSrc)
 	redlockRelease = newScript(redlockReleaseSrc)
 	redlockRenew   = newRenewScript(redlockRenewSrc, false).withInfo()
+	redlockForce   = newScript(redlockForceSrc)
 )
 
 // RedlockKeys names a Redlock's keys on one node.
@@ -93,4 +96,11 @@ func RedlockRenew(ctx context.Context, c rueidis.Client, k *RedlockKeys, owner, 
 		return false, err
 	}
 	return alive[0], nil
+}
+
+// RedlockForceUnlock runs redlock_force_unlock.lua on one node: whether a
+// lock was deleted there.
+func RedlockForceUnlock(ctx context.Context, c rueidis.Client, k *RedlockKeys) (bool, error) {
+	n, err := redlockForce.Exec(ctx, c, k.withInfo(k.Lock), nil).AsInt64()
+	return n == 1, err
 }

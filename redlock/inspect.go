@@ -1,0 +1,205 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/internal/errs"
+	"github.com/redisync/redisync/scripts"
+)
+
+// The inspection surface every lock kind shares (IsLocked, HoldCount, TTL,
+// Holders, ForceUnlock), as a quorum view: each node is read (in parallel,
+// each for at most the node timeout), and a value counts as holding the
+// lock when a majority of the nodes carry it, as a grant needs. A node that
+// does not answer counts for nobody; only when no node answers is its error
+// returned.
+
+// nodeView is what one node holds under the lock's name.
+type nodeView struct {
+	value string        // the key's value ("" when absent)
+	ttl   time.Duration // its remaining lease
+	info  string        // the value's holder-info record
+	err   error
+}
+
+// views reads every node.
+func (m *Mutex) views(ctx context.Context) ([]nodeView, error) {
+	if ctx == nil {
+		panic("redlock: nil Context")
+	}
+	if m.nameErr != nil {
+		return nil, m.nameErr
+	}
+	out := make([]nodeView, len(m.nodes))
+	var wg sync.WaitGroup
+	for i, n := range m.nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			nctx, cancel := context.WithTimeout(ctx, m.nodeTimeout)
+			defer cancel()
+			out[i] = n.view(nctx)
+		}()
+	}
+	wg.Wait()
+	var failed []error
+	for _, v := range out {
+		if v.err != nil {
+			failed = append(failed, v.err)
+		}
+	}
+	if len(failed) == len(out) {
+		return nil, fmt.Errorf("redlock %q: no node answered: %w", m.name, errors.Join(failed...))
+	}
+	return out, nil
+}
+
+func (n *node) view(ctx context.Context) nodeView {
+	rc := n.e.RC
+	b := rc.B()
+	res := rc.DoMulti(ctx, b.Multi().Build(), b.Type().Key(n.keys.Lock).Build(), b.Get().Key(n.keys.Lock).Build(),
+		b.Pttl().Key(n.keys.Lock).Build(), b.Type().Key(n.keys.Info).Build(), b.Hgetall().Key(n.keys.Info).Build(),
+		b.Exec().Build())
+	vals, err := res[len(res)-1].ToArray()
+	if err != nil {
+		return nodeView{err: err}
+	}
+	if len(vals) != 5 {
+		return nodeView{err: fmt.Errorf("redlock: unexpected reply of %d values", len(vals))}
+	}
+	switch typ, _ := vals[0].ToString(); typ {
+	case "none":
+		return nodeView{}
+	case "string":
+	default:
+		return nodeView{err: &errs.WrongKindError{Key: n.keys.Lock, Found: "a " + typ}}
+	}
+	var v nodeView
+	v.value, _ = vals[1].ToString()
+	pttl, _ := vals[2].AsInt64()
+	if pttl < 0 {
+		return nodeView{err: &errs.WrongKindError{Key: n.keys.Lock, Found: "a string without expiry"}}
+	}
+	v.ttl = time.Duration(pttl) * time.Millisecond
+	if t, _ := vals[3].ToString(); t == "hash" {
+		if records, err := vals[4].AsStrMap(); err == nil {
+			v.info = records[v.value]
+		}
+	}
+	return v
+}
+
+// Holders returns the values that hold the lock on a majority of the
+// nodes (at most one, unless the nodes disagree after a failure), each with
+// Count = how many nodes carry it, TTL = the shortest lease among them (the
+// hold's validity), and the holder's record (Owner is the key's value: the
+// owner id and the round that won, "<owner>:<round>"). A node that does
+// not answer, or holds something else, counts for nobody.
+func (m *Mutex) Holders(ctx context.Context) ([]redisync.Holder, error) {
+	views, err := m.views(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byValue := map[string]*redisync.Holder{}
+	for _, v := range views {
+		if v.err != nil || v.value == "" {
+			continue
+		}
+		h := byValue[v.value]
+		if h == nil {
+			h = &redisync.Holder{Owner: v.value, TTL: v.ttl}
+			byValue[v.value] = h
+		}
+		h.Count++
+		h.TTL = min(h.TTL, v.ttl)
+		if h.Info == nil {
+			h.Info = redisync.ParseHolderInfo(v.info)
+		}
+	}
+	var out []redisync.Holder
+	for _, h := range byValue {
+		if h.Count >= quorum(len(m.nodes)) {
+			out = append(out, *h)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Owner < out[j].Owner })
+	return out, nil
+}
+
+// IsLocked reports whether some value holds the lock on a majority of the
+// nodes.
+func (m *Mutex) IsLocked(ctx context.Context) (bool, error) {
+	hs, err := m.Holders(ctx)
+	return len(hs) > 0, err
+}
+
+// HoldCount returns 1 when a value of this handle's owner holds the lock
+// on a majority of the nodes, else 0 (a Redlock's nodes keep no count:
+// re-entry, WithReentrant, is counted by the handle).
+func (m *Mutex) HoldCount(ctx context.Context) (int, error) {
+	hs, err := m.Holders(ctx)
+	for _, h := range hs {
+		if strings.HasPrefix(h.Owner, m.owner+":") {
+			return 1, err
+		}
+	}
+	return 0, err
+}
+
+// TTL returns the validity of the current hold (the shortest lease among
+// the majority that carries it), 0 when the lock is not held.
+func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) {
+	hs, err := m.Holders(ctx)
+	var ttl time.Duration
+	for _, h := range hs {
+		ttl = max(ttl, h.TTL)
+	}
+	return ttl, err
+}
+
+// ForceUnlock deletes the lock's key on every node whoever holds it, and
+// reports whether any node had one. A holder finds out at its next renewal.
+// Errors of the nodes that failed are joined; the others' deletes stand.
+func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
+	if ctx == nil {
+		panic("redlock: nil Context")
+	}
+	if m.nameErr != nil {
+		return false, m.nameErr
+	}
+	deleted := make([]bool, len(m.nodes))
+	failed := make([]error, len(m.nodes))
+	var wg sync.WaitGroup
+	for i, n := range m.nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			nctx, cancel := context.WithTimeout(ctx, m.nodeTimeout)
+			defer cancel()
+			deleted[i], failed[i] = scripts.RedlockForceUnlock(nctx, n.e.RC, &n.keys)
+		}()
+	}
+	wg.Wait()
+	any := false
+	for _, d := range deleted {
+		any = any || d
+	}
+	if err := errors.Join(failed...); err != nil {
+		return any, fmt.Errorf("redlock %q: force unlock: %w", m.name, err)
+	}
+	return any, nil
+}
+
+// ForceUnlock deletes the Redlock named name on every node behind clients,
+// whoever holds it (see Mutex.ForceUnlock). It is an operator's tool: a
+// correct program releases with Unlock.
+func ForceUnlock(ctx context.Context, clients []*redisync.Client, name string) (bool, error) {
+	return New(clients, name).ForceUnlock(ctx)
+}
