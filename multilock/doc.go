@@ -15,8 +15,10 @@
 //   - Deadlock-free: components are sorted into one canonical order — by
 //     lock name, ties kept in the caller's order — and always acquired in it,
 //     so multilocks over the same locks passed in different orders cannot
-//     wait for each other in a cycle. (Components need a Name method; every
-//     redisync lock has one.)
+//     wait for each other in a cycle. (A round never waits while it holds a
+//     component, so no order could deadlock; the canonical one spares
+//     rounds that would fail. Components without a Name method — a Locker
+//     of your own — come after the named ones, in the order given.)
 //   - One round trip when it can: if every component is an rlock.Mutex on
 //     the same Client, and on a Cluster in the same hash slot (use a common
 //     hash tag, as "{bank}" above), each round is one script
@@ -64,8 +66,17 @@
 // components must nest too: WithReentrant or WithOwner) and needs its own
 // Unlock.
 //
-// A multilock is a Locker with a Name (its components' names joined by
-// "+"), so it can be a component of another multilock.
+// # Any Locker, nested multilocks included
+//
+// A component may be any redisync.Locker: rlock, fairlock, an RWMutex or
+// either of its sides, a redlock.Mutex, a semaphore's Locker(n), a Locker
+// of your own, or another multilock. A nested multilock is one component
+// of the outer one: a round of the outer takes it with its TryLock (one
+// round of the inner), Unlock releases it with its Unlock, and the outer's
+// Done closes when the inner's does, that is when any lock inside is lost.
+// A lock may appear once however deep: New panics when a lock is passed
+// twice, also through a nested multilock, since a round would wait for
+// itself.
 //
 // # Its hold, and why it is not an internal/hold.Hold
 //

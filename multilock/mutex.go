@@ -14,15 +14,27 @@ import (
 
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/internal/engine"
+	ierrs "github.com/redisync/redisync/internal/errs"
 	"github.com/redisync/redisync/internal/hold"
 	"github.com/redisync/redisync/internal/keys"
 	"github.com/redisync/redisync/scripts"
 )
 
-// Named is what the canonical order needs from a component: its lock's name.
-// Every redisync lock (rlock, fairlock, both rwlock sides) has it.
+// Named is what a component may offer for the canonical order: its lock's
+// name. Every redisync lock (rlock, fairlock, rwlock and both its sides,
+// redlock, a semaphore's Locker, a multilock) has it. A component without
+// it is accepted too (see New).
 type Named interface {
 	Name() string
+}
+
+// nameOf is a component's name for the canonical order and for messages:
+// its Name, or its type and place among New's arguments when it has none.
+func nameOf(l redisync.Locker, i int) (name string, named bool) {
+	if n, ok := l.(Named); ok {
+		return n.Name(), true
+	}
+	return fmt.Sprintf("component %d (%T)", i, l), false
 }
 
 // Backoff bounds between rounds of Lock: the wait before round k+1 is drawn
@@ -40,6 +52,7 @@ const (
 // Ownership section). All methods are safe for concurrent use.
 type Mutex struct {
 	parts []redisync.Locker // canonical order
+	names []string          // parts' names (nameOf), same order
 
 	// gate is the local wait in front of the rounds (nil: NewReentrant),
 	// the same one every lock handle has (internal/hold). A multilock has
@@ -73,11 +86,18 @@ var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); retu
 
 // New returns a lock over the given components. It does no I/O.
 //
-// The components are put in one canonical order — by name, and in the
-// caller's order among equal names — and every round acquires them in that
-// order, so two multilocks over the same locks passed in different orders
-// cannot deadlock. New panics if no component is given, one is nil or has
-// no Name method, or the same component is passed twice.
+// The components may be any redisync.Locker values: locks of every kind, a
+// semaphore's Locker, other multilocks (which nest: see the package doc), or
+// a Locker of the caller's own. They are put in one canonical order — by
+// name (a Name() string method, which every redisync lock has), in the
+// caller's order among equal names, and components without a Name after
+// the named ones in the caller's order — and every round acquires them in
+// that order, so two multilocks over the same locks passed in different
+// orders do not hinder each other. (A round never waits while it holds a
+// component, so no order can deadlock; the canonical one spares rounds that
+// would fail.) New panics if no component is given, one is nil, or the
+// same component is passed twice, also inside a nested multilock: a round
+// would then wait for itself.
 //
 // A Lock on a Mutex that is already held waits for its Unlock, as
 // sync.Mutex.Lock does; NewReentrant makes one whose Locks nest.
@@ -99,33 +119,78 @@ func newMutex(lockers []redisync.Locker) *Mutex {
 		panic("multilock: no components")
 	}
 	type entry struct {
-		l    redisync.Locker
-		name string
+		l     redisync.Locker
+		name  string
+		named bool
 	}
 	entries := make([]entry, len(lockers))
+	seen := map[any]int{} // every lock inside, nested multilocks flattened
 	for i, l := range lockers {
-		if l == nil || reflect.ValueOf(l).Kind() == reflect.Pointer && reflect.ValueOf(l).IsNil() {
+		if isNil(l) {
 			panic(fmt.Sprintf("multilock: component %d is nil", i))
 		}
-		n, ok := l.(Named)
-		if !ok {
-			panic(fmt.Sprintf("multilock: component %d (%T) has no Name() string method, which the canonical order needs", i, l))
-		}
-		for j := range i {
-			if lockers[j] == l {
-				panic(fmt.Sprintf("multilock: components %d and %d are the same lock", j, i))
+		for _, leaf := range leaves(l) {
+			if !isComparable(leaf) {
+				continue
 			}
+			if j, dup := seen[leaf]; dup {
+				panic(fmt.Sprintf("multilock: components %d and %d are or contain the same lock", j, i))
+			}
+			seen[leaf] = i
 		}
-		entries[i] = entry{l, n.Name()}
+		name, named := nameOf(l, i)
+		entries[i] = entry{l, name, named}
 	}
-	slices.SortStableFunc(entries, func(a, b entry) int { return cmp.Compare(a.name, b.name) })
+	slices.SortStableFunc(entries, func(a, b entry) int {
+		if a.named != b.named {
+			if a.named {
+				return -1
+			}
+			return 1
+		}
+		if !a.named {
+			return 0 // the caller's order
+		}
+		return cmp.Compare(a.name, b.name)
+	})
 	m := &Mutex{done: closedChan, err: redisync.ErrNotHeld}
 	for _, en := range entries {
 		m.parts = append(m.parts, en.l)
+		m.names = append(m.names, en.name)
 	}
 	m.members = oneScript(m.parts)
 	return m
 }
+
+func isNil(l redisync.Locker) bool {
+	if l == nil {
+		return true
+	}
+	v := reflect.ValueOf(l)
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
+}
+
+// leaves is l, or for a multilock every lock inside it, however deep.
+func leaves(l redisync.Locker) []redisync.Locker {
+	m, ok := l.(*Mutex)
+	if !ok {
+		return []redisync.Locker{l}
+	}
+	var out []redisync.Locker
+	for _, p := range m.parts {
+		out = append(out, leaves(p)...)
+	}
+	return out
+}
+
+// isComparable reports whether l can be a map key (a Locker of the caller's
+// own may be a struct holding a slice; such a one is not checked for
+// repeats).
+func isComparable(l redisync.Locker) bool { return reflect.TypeOf(l).Comparable() }
 
 // oneScript returns the parts' descriptions when all of them can be taken
 // with one script, nil otherwise.
@@ -146,15 +211,27 @@ func oneScript(parts []redisync.Locker) []*hold.Member {
 	return ms
 }
 
-// Name returns the components' names in canonical order, joined by "+".
-// It lets a multilock be a component of another (whose canonical order
-// then places it by its first component's name).
-func (m *Mutex) Name() string {
-	names := make([]string, len(m.parts))
-	for i, p := range m.parts {
-		names[i] = p.(Named).Name()
+// Name returns the components' names in canonical order, joined by "+"
+// (a component without a Name method appears as "component <i> (<type>)").
+// A multilock that contains this one orders it by this name.
+func (m *Mutex) Name() string { return strings.Join(m.names, "+") }
+
+// nameOf is the name of component p, for messages.
+func (m *Mutex) nameOf(p redisync.Locker) string {
+	for i, q := range m.parts {
+		if sameLocker(q, p) {
+			return m.names[i]
+		}
 	}
-	return strings.Join(names, "+")
+	name, _ := nameOf(p, -1)
+	return name
+}
+
+func sameLocker(a, b redisync.Locker) bool {
+	if !isComparable(a) || !isComparable(b) {
+		return false
+	}
+	return a == b
 }
 
 // Components returns the components in canonical order (the order in which
@@ -288,7 +365,7 @@ func (m *Mutex) roundEach(ctx context.Context) (bool, error) {
 		}
 		// Partial holds never outlive the call: give back what this round took.
 		if rerr := m.release(ctx, m.parts[:i]); rerr != nil {
-			err = errors.Join(err, rerr)
+			err = ierrs.Join(err, rerr)
 		}
 		if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			err = ctx.Err()
@@ -305,10 +382,10 @@ func (m *Mutex) release(ctx context.Context, parts []redisync.Locker) error {
 	var errs []error
 	for i := len(parts) - 1; i >= 0; i-- {
 		if err := parts[i].Unlock(bctx); err != nil {
-			errs = append(errs, fmt.Errorf("multilock: releasing %s: %w", parts[i].(Named).Name(), err))
+			errs = append(errs, fmt.Errorf("multilock: releasing %s: %w", m.nameOf(parts[i]), err))
 		}
 	}
-	return errors.Join(errs...)
+	return ierrs.Join(errs...)
 }
 
 // held records one more hold; the first starts the loss watcher.
@@ -391,7 +468,7 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	m.mu.Unlock()
 	if holds == 0 {
 		if len(errs) > 0 { // a retry of owed releases
-			return errors.Join(errs...)
+			return ierrs.Join(errs...)
 		}
 		return redisync.ErrNotHeld
 	}
@@ -418,7 +495,7 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	if !mutantForget {
 		m.owed = append(m.owed, failed...)
 	}
-	err = errors.Join(errs...)
+	err = ierrs.Join(errs...)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.holds--
@@ -452,9 +529,9 @@ func (m *Mutex) releaseParts(ctx context.Context, parts []redisync.Locker, retry
 		case !errors.Is(err, redisync.ErrNotHeld) && !errors.Is(err, redisync.ErrLockLost):
 			failed = append(failed, p)
 		}
-		errs = append(errs, fmt.Errorf("multilock: releasing %s: %w", p.(Named).Name(), err))
+		errs = append(errs, fmt.Errorf("multilock: releasing %s: %w", m.nameOf(p), err))
 	}
-	return failed, errors.Join(errs...)
+	return failed, ierrs.Join(errs...)
 }
 
 // Token returns the fencing token of the first component in canonical

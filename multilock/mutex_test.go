@@ -214,9 +214,8 @@ func TestBadInputPanics(t *testing.T) {
 	assert.Panics(t, func() { New(a, nil) })
 	assert.Panics(t, func() { New(a, (*rlock.Mutex)(nil)) })
 	assert.Panics(t, func() { New(a, a) })
-	assert.Panics(t, func() { New(a, unnamed{}) })
+	// A component without a Name method is accepted since issue 15
+	// (TestAnyLockerIsAComponentNamedOrNot).
 	//lint:ignore SA1012 the nil ctx is the point
 	assert.Panics(t, func() { _ = New(a).Lock(nil) })
 }
-
-type unnamed struct{ redisync.Locker }
