@@ -89,6 +89,10 @@ type wrongTypeHold struct {
 // layout's renewal script is checked: rlock (and fairlock, same script),
 // both rwlock sides, semaphore permits.
 func TestRenewalWrongTypeKeyCostsOnlyItsOwnHold(t *testing.T) {
+	// Parallel, and so are the kinds: each has its own server. The
+	// property is renewal across three leases of 800 ms, renewed every
+	// lease/3; a loaded machine must keep that anyway.
+	t.Parallel()
 	const lease, n, victim = 800 * time.Millisecond, 50, 17
 	bg := locktest.Bg()
 	kinds := map[string]func(c *redisync.Client, i int) (wrongTypeHold, error){
@@ -118,6 +122,7 @@ func TestRenewalWrongTypeKeyCostsOnlyItsOwnHold(t *testing.T) {
 	}
 	for kind, take := range kinds {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
 			e := locktest.Setup(t, redisync.WithWatchdogTimeout(lease))
 			holds := make([]wrongTypeHold, n)
 			for i := range holds {

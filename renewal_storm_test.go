@@ -31,6 +31,10 @@ func TestRenewalStormIsPacedWhileTheServerIsDown(t *testing.T) {
 	// 8 s: RetryInterval is 800 ms, so even the paced retries of one lease
 	// stay under 2 per second; the point is that they do not multiply.
 	const lease, n = 8 * time.Second, 1000
+	// Parallel: its own server; the rate bound is an upper bound (a busy
+	// machine only slows the retries) and the loss bound has lease/16
+	// (500 ms) of slack for waking a thousand watchers.
+	t.Parallel()
 	counter := newRenewalCounter()
 	e := locktest.Setup(t, redisync.WithWatchdogTimeout(lease), redisync.WithObserver(counter))
 	bg := locktest.Bg()

@@ -18,6 +18,9 @@ import (
 // both properties: WaitReplicas rolls back an acquisition the replica did
 // not acknowledge, and a failover hands the lock on with higher tokens.
 func TestSentinelDeployment(t *testing.T) {
+	// Parallel: its own servers, names and Clients; its bounds are seconds
+	// wide, so tests alongside do not change what it proves.
+	t.Parallel()
 	sn := redistest.StartSentinel(t, 3)
 	bg := context.Background()
 	replicaHas := func(key string) bool {
@@ -85,6 +88,7 @@ func TestSentinelDeployment(t *testing.T) {
 }
 
 func TestWaitReplicasIsRefusedOnACluster(t *testing.T) {
+	t.Parallel() // no timing at all: only the cluster's start takes seconds
 	c := redistest.StartCluster(t, 3)
 	assert.PanicsWithValue(t, "redisync: WaitReplicas on a Redis Cluster: WAIT would not reach the node that took the write", func() {
 		redisync.New(c.Client(t), redisync.WithReplication(redisync.WaitReplicas(1, time.Second)))

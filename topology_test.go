@@ -142,12 +142,18 @@ func (d *deployment) gone(t *testing.T, fragment string) {
 var patient = []redisync.Option{redisync.WithMaxPoll(30 * time.Second)}
 
 func TestEveryPrimitiveOnBothTopologies(t *testing.T) {
+	// Parallel, and so are the two topologies: each has its own servers
+	// and Clients; the suites' bounds (hand-off within 5 s, leases of
+	// 300 ms renewed every 100 ms) are what they are on a loaded machine
+	// too, which make test runs alongside this test anyway.
+	t.Parallel()
 	topologies := []struct {
 		name  string
 		start func(*testing.T) *deployment
 	}{{"single server", singleServer}, {"cluster of three", threeMasterCluster}}
 	for _, topo := range topologies {
 		t.Run(topo.name, func(t *testing.T) {
+			t.Parallel()
 			d := topo.start(t)
 			t.Run("rlock", func(t *testing.T) { suiteRlock(t, d) })
 			t.Run("fairlock", func(t *testing.T) { suiteFairlock(t, d) })
@@ -382,6 +388,9 @@ func suiteRenewalBatches(t *testing.T, d *deployment) {
 }
 
 func TestSlotMigrationKeepsLocksWorking(t *testing.T) {
+	// Parallel: its own servers, names and Clients; its bounds are seconds
+	// wide, so tests alongside do not change what it proves.
+	t.Parallel()
 	c := redistest.StartCluster(t, 3)
 	rc := c.Client(t)
 	cl := redisync.New(rc, redisync.WithWatchdogTimeout(600*time.Millisecond), redisync.WithMaxPoll(200*time.Millisecond))
