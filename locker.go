@@ -2,12 +2,20 @@ package redisync
 
 import (
 	"context"
-	"errors"
+
+	"github.com/redisync/redisync/internal/errs"
 )
 
-// Locker is implemented by every lock type of redisync: rlock.Mutex,
-// fairlock.Mutex, the read and write sides of rwlock, multilock.Mutex and
-// redlock.Mutex.
+// Locker is the hold surface every primitive of redisync offers:
+// rlock.Mutex, fairlock.Mutex, rwlock.RWMutex (its write side) and its
+// ReadLocker and WriteLocker, multilock.Mutex, redlock.Mutex, and
+// semaphore.Semaphore.Locker(n) for n permits. Any Locker can be run under
+// with Do and combined with others by multilock.
+//
+// One handle is one owner. Goroutines that share a handle exclude each
+// other as they would around a sync.Mutex (a Lock on a held handle waits
+// for its Unlock), unless the handle was made reentrant; see each package's
+// Ownership section.
 type Locker interface {
 	// Lock blocks until the lock is held or ctx ends. It returns nil,
 	// ctx.Err() (unwrapped), or an error from Redis.
@@ -35,8 +43,8 @@ type Locker interface {
 // caller's stack.
 //
 // Do returns Lock's error if the lock was never taken; otherwise fn's error
-// joined with Unlock's (ErrLockLost if the hold was lost), each reachable with
-// errors.Is.
+// joined with Unlock's (ErrLockLost if the hold was lost) on one line, each
+// reachable with errors.Is.
 func Do(ctx context.Context, l Locker, fn func(ctx context.Context) error) error {
 	if err := l.Lock(ctx); err != nil {
 		return err
@@ -68,8 +76,8 @@ func Do(ctx context.Context, l Locker, fn func(ctx context.Context) error) error
 		}()
 		ferr := fn(fnCtx)
 		released = true
-		return errors.Join(ferr, unlock())
+		return errs.Join(ferr, unlock())
 	}
 	ferr := fn(fnCtx)
-	return errors.Join(ferr, unlock())
+	return errs.Join(ferr, unlock())
 }
