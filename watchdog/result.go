@@ -36,6 +36,22 @@ type Result struct {
 	Err    error
 }
 
+// StreamRenewer is a Renewer that hands over each lease's result as soon as
+// it has it, instead of all of them when the slowest command of the batch
+// (a paused Cluster shard, a stalled Redlock node) answers or times out. The
+// watchdog settles a reported lease at once: a lease whose server answered
+// is confirmed (or found gone) while its neighbours still wait, and so it is
+// never lost at its deadline for want of an answer that had arrived. The
+// watchdog calls RenewEach instead of Renew.
+type StreamRenewer interface {
+	Renewer
+	// RenewEach renews leases as Renew does and calls report(i, r) for
+	// lease i when its result is known: at most once per lease (later calls
+	// are ignored), from any goroutine, before RenewEach returns. A lease
+	// not reported by then counts as Unknown. It must return when ctx ends.
+	RenewEach(ctx context.Context, leases []*Lease, report func(i int, r Result))
+}
+
 // Unknowns returns n Unknown results carrying err: what a Renewer reports
 // for the leases of a command that got no usable answer.
 func Unknowns(n int, err error) []Result {

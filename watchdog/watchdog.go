@@ -272,6 +272,12 @@ func (w *Watchdog) tick(now time.Time) time.Time {
 		}
 	}
 	w.wakeAt = next
+	// The wait bounds read deadlines, which Confirm may move: under mu.
+	bounds := make(map[Renewer]time.Time, len(batches))
+	for r, batch := range batches {
+		_, stream := r.(StreamRenewer)
+		bounds[r] = waitBound(batch, now, stream)
+	}
 	w.mu.Unlock()
 
 	for _, l := range lost {
@@ -279,7 +285,7 @@ func (w *Watchdog) tick(now time.Time) time.Time {
 	}
 	for r, batch := range batches {
 		w.wg.Add(1)
-		go w.renew(r, batch, now)
+		go w.renew(r, batch, now, bounds[r])
 	}
 	return next
 }
@@ -290,20 +296,63 @@ var ErrLost = errors.New("watchdog: lease lost")
 // errShortReply stands for a Renewer that broke its contract.
 var errShortReply = errors.New("watchdog: renewer returned a result count that does not match the batch")
 
-func (w *Watchdog) renew(r Renewer, batch []*Lease, sent time.Time) {
+// errNoResult stands for a lease a StreamRenewer returned without reporting.
+var errNoResult = errors.New("watchdog: renewer reported no result for the lease")
+
+// renew sends one batch and settles each lease by its result. A
+// StreamRenewer hands results over as they arrive, so a lease whose reply is
+// in is settled then, not when the slowest command of the batch (a paused
+// shard, a stalled Redlock node) answers or times out.
+func (w *Watchdog) renew(r Renewer, batch []*Lease, sent, bound time.Time) {
 	defer w.wg.Done()
-	ctx, cancel := context.WithDeadline(w.ctx, waitBound(batch, sent))
+	jitter := rand.Float64() * RetryJitter // one draw per batch keeps its leases together
+	ctx, cancel := context.WithDeadline(w.ctx, bound)
+	defer cancel()
+	if s, ok := r.(StreamRenewer); ok {
+		w.renewEach(ctx, s, batch, sent, jitter)
+		return
+	}
 	results := r.Renew(ctx, batch)
-	cancel()
 	if len(results) != len(batch) {
 		results = Unknowns(len(batch), errShortReply)
 	}
+	w.settle(batch, results, sent, jitter)
+}
 
+func (w *Watchdog) renewEach(ctx context.Context, s StreamRenewer, batch []*Lease, sent time.Time, jitter float64) {
+	var mu sync.Mutex
+	reported := make([]bool, len(batch))
+	s.RenewEach(ctx, batch, func(i int, res Result) {
+		mu.Lock()
+		first := i >= 0 && i < len(batch) && !reported[i]
+		if first {
+			reported[i] = true
+		}
+		mu.Unlock()
+		if first {
+			w.settle(batch[i:i+1], []Result{res}, sent, jitter)
+		}
+	})
+	mu.Lock()
+	var rest []*Lease
+	for i, done := range reported {
+		if !done {
+			rest = append(rest, batch[i])
+		}
+	}
+	mu.Unlock()
+	w.settle(rest, Unknowns(len(rest), errNoResult), sent, jitter)
+}
+
+// settle applies results[i] to leases[i]: a renewal sent at sent.
+func (w *Watchdog) settle(leases []*Lease, results []Result, sent time.Time, jitter float64) {
+	if len(leases) == 0 {
+		return
+	}
 	var lost []*Lease
-	jitter := rand.Float64() * RetryJitter // one draw per batch keeps its leases together
 	now := time.Now()
 	w.mu.Lock()
-	for i, l := range batch {
+	for i, l := range leases {
 		l.inflight = false
 		if !l.active {
 			continue // removed or lost while the renewal was in flight
@@ -327,16 +376,28 @@ func (w *Watchdog) renew(r Renewer, batch []*Lease, sent time.Time) {
 	}
 }
 
-// waitBound is how long a renewal waits for its replies: never past the
-// earliest deadline in the batch (by then those leases are lost whatever
-// the reply says), and at most a third of the shortest lease, so a command
-// that hangs (a paused shard) holds back the answers for the other leases
-// of the batch no longer than that. Those were due, so their deadlines are
-// further away.
-func waitBound(batch []*Lease, sent time.Time) time.Time {
-	bound := batch[0].deadline
-	for _, l := range batch {
-		bound = minTime(bound, minTime(l.deadline, sent.Add(l.TTL/3)))
+// waitBound is how long a renewal waits for its replies, at most a third of
+// a lease after it was sent: a command that hangs (a paused shard) is given
+// up then, and its leases, which were due, are retried well before their
+// deadlines. A Renewer that returns all results at once is waited for no
+// longer than the earliest deadline in its batch and a third of the
+// shortest lease (the answers for every lease of the batch wait for the
+// slowest command). A StreamRenewer settles each lease as its answer
+// arrives, so the batch is waited for as long as any of its leases can
+// still use an answer: no lease's wait is cut short by a neighbour's
+// deadline (those leases are lost at their deadlines whatever is in flight).
+func waitBound(batch []*Lease, sent time.Time, stream bool) time.Time {
+	var bound time.Time
+	for i, l := range batch {
+		own := minTime(l.deadline, sent.Add(l.TTL/3))
+		switch {
+		case i == 0:
+			bound = own
+		case stream && own.After(bound):
+			bound = own
+		case !stream && own.Before(bound):
+			bound = own
+		}
 	}
 	return bound
 }

@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -18,12 +20,19 @@ import (
 // blocks the server for long (about a millisecond at this size).
 const MaxRenewBatch = 256
 
+// MaxRenewParts caps the concurrent parts of one renewal round on a Cluster
+// (see RenewOn). Up to this many hash slots, each slot is its own part;
+// beyond it, neighbouring slots share a part. A Cluster node serves ranges of
+// neighbouring slots, so a shared part rarely spans two nodes.
+const MaxRenewParts = 128
+
 // BatchRenewer renews holds of one layout for the watchdog: one multi-key
 // renewal script per hash slot (all holds together on a single server), at
-// most MaxRenewBatch holds per script, every script in one DoMulti — one
-// pipelined round trip per node. Each hold is judged by the reply to its
-// own command: an error reply or a node that does not answer makes only the
-// holds of that command Unknown.
+// most MaxRenewBatch holds per script, pipelined (see RenewOn). Each hold is
+// judged by the reply to its own command, and on a Cluster each slot's
+// result is handed to the watchdog as soon as it arrives: an error reply or
+// a node that does not answer makes only the holds of its own commands
+// Unknown, and never delays the others' confirmation.
 type BatchRenewer struct {
 	e      *Engine
 	script *scripts.RenewScript
@@ -38,23 +47,65 @@ type RenewTarget struct {
 
 // Renew implements watchdog.Renewer.
 func (r *BatchRenewer) Renew(ctx context.Context, leases []*watchdog.Lease) []watchdog.Result {
+	return r.renew(ctx, leases, nil)
+}
+
+// RenewEach implements watchdog.StreamRenewer: each part of the round (see
+// RenewOn) reports its holds when its replies are in.
+func (r *BatchRenewer) RenewEach(ctx context.Context, leases []*watchdog.Lease, report func(int, watchdog.Result)) {
+	if batchErrFailsAll || RenewRoundWait {
+		// The mutants judge the round as a whole: results at its end.
+		for i, res := range r.renew(ctx, leases, nil) {
+			report(i, res)
+		}
+		return
+	}
+	r.renew(ctx, leases, report)
+}
+
+func (r *BatchRenewer) renew(ctx context.Context, leases []*watchdog.Lease, report func(int, watchdog.Result)) []watchdog.Result {
 	targets := make([]*RenewTarget, len(leases))
 	for i, l := range leases {
 		targets[i] = l.Target.(*RenewTarget)
 	}
 	sent := time.Now()
-	results := RenewOn(ctx, r.e, r.script, targets)
+	results := renewOn(ctx, r.e, r.script, targets, report)
 	r.e.ObserveRenewal(r.layout, results, time.Since(sent))
 	return results
 }
 
 // RenewOn renews targets on e's deployment with script and returns one
 // result per target. Targets are grouped by lease and, on a Cluster, by
-// hash slot; each group is one script call (split at MaxRenewBatch), all
-// sent in one DoMulti. A call that fails — an error reply such as BUSY or
-// OOM, a timeout, a connection error — makes its own targets Unknown and
-// no others.
+// hash slot; each group is one script call (split at MaxRenewBatch). A call
+// that fails — an error reply such as BUSY or OOM, a timeout, a connection
+// error — makes its own targets Unknown and no others.
+//
+// On a single server every call goes in one DoMulti: one pipelined round
+// trip. On a Cluster each hash slot's calls are a part of their own, sent
+// from their own goroutine (the round waits for all of them), because
+// rueidis's DoMulti returns only when every node has answered or ctx has
+// ended: in one DoMulti a paused master held back the replies of the
+// healthy ones until the round's bound, and the script-cache fallback
+// (NOSCRIPT after a restart, a SCRIPT FLUSH, or a script never loaded on a
+// node) then went out with a spent ctx, so the healthy masters' holds went
+// unanswered with the paused one's and were lost at their deadlines
+// (TestRueidisClusterDoMultiWaitsForEveryNode shows the rueidis side).
+// rueidis pipelines the concurrent parts on each node's connection, so a
+// part costs a goroutine, not a round trip.
 func RenewOn(ctx context.Context, e *Engine, script *scripts.RenewScript, targets []*RenewTarget) []watchdog.Result {
+	return renewOn(ctx, e, script, targets, nil)
+}
+
+// renewCall is one script call of a round: the targets it carries.
+type renewCall struct {
+	leaseMs string
+	slot    uint16
+	part    []int // indexes into the round's targets
+}
+
+// renewOn is RenewOn, calling report (if not nil) for each target as soon
+// as its part's replies are in.
+func renewOn(ctx context.Context, e *Engine, script *scripts.RenewScript, targets []*RenewTarget, report func(int, watchdog.Result)) []watchdog.Result {
 	type group struct {
 		leaseMs string
 		slot    uint16
@@ -71,26 +122,78 @@ func RenewOn(ctx context.Context, e *Engine, script *scripts.RenewScript, target
 		}
 		groups[g] = append(groups[g], i)
 	}
-	var cmds rueidis.Commands
-	var parts [][]int
+	var calls []renewCall
 	for _, g := range order {
 		idx := groups[g]
 		for start := 0; start < len(idx); start += MaxRenewBatch {
-			part := idx[start:min(start+MaxRenewBatch, len(idx))]
-			cmds = append(cmds, script.Command(e.RC, g.leaseMs, items(targets, part)))
-			parts = append(parts, part)
+			calls = append(calls, renewCall{leaseMs: g.leaseMs, slot: g.slot, part: idx[start:min(start+MaxRenewBatch, len(idx))]})
 		}
 	}
+	out := make([]watchdog.Result, len(targets))
+	if !e.Cluster || RenewRoundWait {
+		runRenewCalls(ctx, e, script, targets, calls, out, report)
+	} else {
+		var wg sync.WaitGroup
+		for _, part := range splitBySlot(calls) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				runRenewCalls(ctx, e, script, targets, part, out, report) // parts write disjoint entries of out
+			}()
+		}
+		wg.Wait()
+	}
+	if batchErrFailsAll {
+		for _, r := range out {
+			if r.Status == watchdog.Unknown {
+				return watchdog.Unknowns(len(out), r.Err)
+			}
+		}
+	}
+	return out
+}
+
+// splitBySlot groups calls into the parts of a Cluster round: the calls of
+// one hash slot together, neighbouring slots sharing a part when there are
+// more than MaxRenewParts slots.
+func splitBySlot(calls []renewCall) [][]renewCall {
+	bySlot := map[uint16][]renewCall{}
+	var slots []uint16
+	for _, c := range calls {
+		if _, ok := bySlot[c.slot]; !ok {
+			slots = append(slots, c.slot)
+		}
+		bySlot[c.slot] = append(bySlot[c.slot], c)
+	}
+	slices.Sort(slots)
+	per := (len(slots) + MaxRenewParts - 1) / MaxRenewParts
+	parts := make([][]renewCall, 0, min(len(slots), MaxRenewParts))
+	for start := 0; start < len(slots); start += per {
+		var part []renewCall
+		for _, slot := range slots[start:min(start+per, len(slots))] {
+			part = append(part, bySlot[slot]...)
+		}
+		parts = append(parts, part)
+	}
+	return parts
+}
+
+// runRenewCalls sends calls in one DoMulti, sends the calls that met
+// NOSCRIPT again as EVAL (which loads the script) in one more, and fills
+// out (and reports) the results of their targets.
+func runRenewCalls(ctx context.Context, e *Engine, script *scripts.RenewScript, targets []*RenewTarget, calls []renewCall, out []watchdog.Result, report func(int, watchdog.Result)) {
+	cmds := make(rueidis.Commands, len(calls))
+	for i, c := range calls {
+		cmds[i] = script.Command(e.RC, c.leaseMs, items(targets, c.part))
+	}
 	replies := e.RC.DoMulti(ctx, cmds...)
-	// Script cache flushed (restart, SCRIPT FLUSH): the commands that met
-	// NOSCRIPT go again as EVAL (which loads the script), all in one more
-	// pipelined round trip.
+	// Script cache flushed (restart, SCRIPT FLUSH) or never loaded: the
+	// commands that met NOSCRIPT go again as EVAL.
 	var evals rueidis.Commands
 	var again []int
 	for i, res := range replies {
 		if scripts.IsNoScript(res.Error()) {
-			part := parts[i]
-			evals = append(evals, script.EvalCommand(e.RC, targets[part[0]].LeaseMs, items(targets, part)))
+			evals = append(evals, script.EvalCommand(e.RC, calls[i].leaseMs, items(targets, calls[i].part)))
 			again = append(again, i)
 		}
 	}
@@ -99,9 +202,8 @@ func RenewOn(ctx context.Context, e *Engine, script *scripts.RenewScript, target
 			replies[again[k]] = res
 		}
 	}
-	out := make([]watchdog.Result, len(targets))
 	for i, res := range replies {
-		part := parts[i]
+		part := calls[i].part
 		alive, err := scripts.ParseRenew(res, len(part))
 		for j, k := range part {
 			switch {
@@ -114,14 +216,13 @@ func RenewOn(ctx context.Context, e *Engine, script *scripts.RenewScript, target
 			}
 		}
 	}
-	if batchErrFailsAll {
-		for _, r := range out {
-			if r.Status == watchdog.Unknown {
-				return watchdog.Unknowns(len(out), r.Err)
+	if report != nil {
+		for _, c := range calls {
+			for _, k := range c.part {
+				report(k, out[k])
 			}
 		}
 	}
-	return out
 }
 
 // ObserveRenewal reports one renewal round of a layout: a Renewed event
