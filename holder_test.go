@@ -1,0 +1,366 @@
+package redisync_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/fairlock"
+	"github.com/redisync/redisync/internal/keys"
+	"github.com/redisync/redisync/internal/locktest"
+	"github.com/redisync/redisync/redlock"
+	"github.com/redisync/redisync/rlock"
+	"github.com/redisync/redisync/semaphore"
+)
+
+// Holder metadata (issue 14): who took a hold is recorded beside the lock,
+// lives and dies with the hold, and shows in every kind's Holders.
+
+func infoKey(name string) string {
+	k, _ := keys.Derived(keys.HolderInfoPrefix, name)
+	return k
+}
+
+// holdKind is one kind of lock, reduced to what these tests need.
+type holdKind struct {
+	name    string
+	lock    func(t *testing.T, c *redisync.Client, name string) (unlock func())
+	holders func(t *testing.T, c *redisync.Client, name string) []redisync.Holder
+	force   func(t *testing.T, c *redisync.Client, name string)
+}
+
+func holdKinds() []holdKind {
+	ctx := context.Background()
+	return []holdKind{
+		{
+			name: "rlock",
+			lock: func(t *testing.T, c *redisync.Client, name string) func() {
+				m := rlock.New(c, name)
+				require.NoError(t, m.Lock(ctx))
+				return func() { require.NoError(t, m.Unlock(ctx)) }
+			},
+			holders: func(t *testing.T, c *redisync.Client, name string) []redisync.Holder {
+				hs, err := rlock.New(c, name).Holders(ctx)
+				require.NoError(t, err)
+				return hs
+			},
+			force: func(t *testing.T, c *redisync.Client, name string) {
+				ok, err := rlock.ForceUnlock(ctx, c, name)
+				require.NoError(t, err)
+				require.True(t, ok)
+			},
+		},
+		{
+			name: "fairlock",
+			lock: func(t *testing.T, c *redisync.Client, name string) func() {
+				m := fairlock.New(c, name)
+				require.NoError(t, m.Lock(ctx))
+				return func() { require.NoError(t, m.Unlock(ctx)) }
+			},
+			holders: func(t *testing.T, c *redisync.Client, name string) []redisync.Holder {
+				hs, err := fairlock.New(c, name).Holders(ctx)
+				require.NoError(t, err)
+				return hs
+			},
+			force: func(t *testing.T, c *redisync.Client, name string) {
+				ok, err := fairlock.ForceUnlock(ctx, c, name)
+				require.NoError(t, err)
+				require.True(t, ok)
+			},
+		},
+		{
+			name: "semaphore",
+			lock: func(t *testing.T, c *redisync.Client, name string) func() {
+				p, err := semaphore.New(c, name, 2).Acquire(ctx, 1)
+				require.NoError(t, err)
+				return func() { require.NoError(t, p.Release(ctx)) }
+			},
+			holders: func(t *testing.T, c *redisync.Client, name string) []redisync.Holder {
+				hs, err := semaphore.New(c, name, 2).Holders(ctx)
+				require.NoError(t, err)
+				out := make([]redisync.Holder, len(hs))
+				for i, h := range hs {
+					out[i] = h.Holder
+				}
+				return out
+			},
+			force: func(t *testing.T, c *redisync.Client, name string) {
+				n, err := semaphore.ForceRelease(ctx, c, name)
+				require.NoError(t, err)
+				require.Equal(t, 1, n)
+			},
+		},
+		{
+			name: "redlock",
+			lock: func(t *testing.T, c *redisync.Client, name string) func() {
+				m := redlock.New([]*redisync.Client{c}, name)
+				require.NoError(t, m.Lock(ctx))
+				return func() { require.NoError(t, m.Unlock(ctx)) }
+			},
+			holders: func(t *testing.T, c *redisync.Client, name string) []redisync.Holder {
+				hs, err := redlock.New([]*redisync.Client{c}, name).Holders(ctx)
+				require.NoError(t, err)
+				return hs
+			},
+			force: func(t *testing.T, c *redisync.Client, name string) {
+				ok, err := redlock.ForceUnlock(ctx, []*redisync.Client{c}, name)
+				require.NoError(t, err)
+				require.True(t, ok)
+			},
+		},
+	}
+}
+
+// This process, as a Client records it.
+func checkThisProcess(t *testing.T, info *redisync.HolderInfo, label string) {
+	t.Helper()
+	require.NotNil(t, info, "no holder info")
+	host, _ := os.Hostname()
+	assert.Equal(t, host, info.Host)
+	assert.Equal(t, os.Getpid(), info.PID)
+	assert.Equal(t, filepath.Base(os.Args[0]), info.Program)
+	assert.Equal(t, label, info.Label)
+	assert.WithinDuration(t, time.Now(), info.Started, 10*time.Second)
+}
+
+func TestHolderInfoIsWrittenRenewedAndRemovedWithTheHold(t *testing.T) {
+	for _, k := range holdKinds() {
+		t.Run(k.name, func(t *testing.T) {
+			// A 900 ms watchdog lease renewed every 300 ms: after 2 s the
+			// record must still be there, so renewals extend it.
+			env := locktest.Setup(t, redisync.WithLabel("nightly-report"), redisync.WithWatchdogTimeout(900*time.Millisecond))
+			name := "holder-" + k.name
+			unlock := k.lock(t, env.C, name)
+
+			hs := k.holders(t, env.C, name)
+			require.Len(t, hs, 1)
+			checkThisProcess(t, hs[0].Info, "nightly-report")
+			assert.Equal(t, 1, hs[0].Count)
+			assert.Positive(t, hs[0].TTL)
+			require.True(t, env.Exists(t, infoKey(name)), "no side key")
+			assert.Positive(t, env.PTTL(t, infoKey(name)), "side key without expiry")
+
+			time.Sleep(2 * time.Second) // more than two leases
+			require.True(t, env.Exists(t, infoKey(name)), "the side key expired while the hold was renewed")
+			hs = k.holders(t, env.C, name)
+			require.Len(t, hs, 1)
+			checkThisProcess(t, hs[0].Info, "nightly-report")
+
+			unlock()
+			assert.False(t, env.Exists(t, infoKey(name)), "the side key outlived the hold")
+			// (The semaphore's configuration and the redlock's fencing
+			// counter stay by design.)
+			if k.name == "rlock" || k.name == "fairlock" {
+				env.WaitEmpty(t)
+			}
+		})
+	}
+}
+
+func TestForceUnlockRemovesHolderInfo(t *testing.T) {
+	for _, k := range holdKinds() {
+		t.Run(k.name, func(t *testing.T) {
+			env := locktest.Setup(t)
+			name := "force-" + k.name
+			k.lock(t, env.C, name)
+			require.True(t, env.Exists(t, infoKey(name)))
+			k.force(t, env.C, name)
+			assert.False(t, env.Exists(t, infoKey(name)), "force-unlock left the holder info")
+			assert.Empty(t, k.holders(t, env.C, name))
+		})
+	}
+}
+
+func TestCrashedHolderLeavesNoHolderInfoAfterItsLease(t *testing.T) {
+	for _, k := range holdKinds() {
+		t.Run(k.name, func(t *testing.T) {
+			env := locktest.Setup(t)
+			crashed := env.Client(t, redisync.WithWatchdogTimeout(300*time.Millisecond))
+			name := "crash-" + k.name
+			k.lock(t, crashed, name)
+			require.True(t, env.Exists(t, infoKey(name)))
+			crashed.Close() // renewals stop, nothing is released: a crash
+			locktest.Eventually(t, 5*time.Second, func() bool { return !env.Exists(t, infoKey(name)) },
+				"the holder info outlived the crashed hold's lease")
+			assert.Empty(t, k.holders(t, env.C, name))
+		})
+	}
+}
+
+func TestRedissonHoldShowsWithoutHolderInfo(t *testing.T) {
+	env := locktest.Setup(t)
+	// Redisson's RLock: field "<uuid>:<thread>" = count, PEXPIRE = lease.
+	env.Do(t, "HSET", "redisson-held", "8f0c6d43-4b8c-4a11-9a4e-3d1f1f6f3a10:1", "2")
+	env.Do(t, "PEXPIRE", "redisson-held", "30000")
+	hs, err := rlock.New(env.C, "redisson-held").Holders(locktest.Bg())
+	require.NoError(t, err)
+	require.Len(t, hs, 1)
+	assert.Equal(t, "8f0c6d43-4b8c-4a11-9a4e-3d1f1f6f3a10:1", hs[0].Owner)
+	assert.Equal(t, 2, hs[0].Count)
+	assert.Nil(t, hs[0].Info)
+	// The lock hash itself holds nothing of ours.
+	fields, err := env.Do(t, "HKEYS", "redisson-held").AsStrSlice()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"8f0c6d43-4b8c-4a11-9a4e-3d1f1f6f3a10:1"}, fields)
+}
+
+func TestOurHoldLeavesRedissonsLayoutAlone(t *testing.T) {
+	env := locktest.Setup(t)
+	m := rlock.New(env.C, "layout")
+	require.NoError(t, m.Lock(locktest.Bg()))
+	defer func() { require.NoError(t, m.Unlock(locktest.Bg())) }()
+	fields, err := env.Do(t, "HKEYS", "layout").AsStrSlice()
+	require.NoError(t, err)
+	for _, f := range fields {
+		assert.True(t, f == m.Owner() || strings.HasPrefix(f, "redisync:"), "field %q in the lock hash", f)
+	}
+}
+
+func TestForeignDataUnderTheHolderInfoKeyIsRefusedAndKept(t *testing.T) {
+	for _, k := range holdKinds() {
+		for _, plant := range [][]string{
+			{"SET", "", "mine"},
+			{"HSET", "", "f", "user data without expiry"},
+		} {
+			t.Run(k.name+"/"+plant[0], func(t *testing.T) {
+				env := locktest.Setup(t)
+				name := "foreign-" + k.name
+				cmd := append([]string{}, plant...)
+				cmd[1] = infoKey(name)
+				env.Do(t, cmd...)
+				before := env.Describe(t)
+
+				err := tryLock(k, env.C, name)
+				var wk *redisync.WrongKindError
+				require.True(t, errors.As(err, &wk), "got %v", err)
+				assert.Equal(t, infoKey(name), wk.Key)
+				assert.Equal(t, before, env.Describe(t), "something was written")
+			})
+		}
+	}
+}
+
+// tryLock is one attempt of kind k.
+func tryLock(k holdKind, c *redisync.Client, name string) error {
+	ctx := context.Background()
+	switch k.name {
+	case "rlock":
+		_, err := rlock.New(c, name).TryLock(ctx)
+		return err
+	case "fairlock":
+		_, err := fairlock.New(c, name).TryLock(ctx)
+		return err
+	case "semaphore":
+		_, _, err := semaphore.New(c, name, 2).TryAcquire(ctx, 1)
+		return err
+	default:
+		_, err := redlock.New([]*redisync.Client{c}, name).TryLock(ctx)
+		return err
+	}
+}
+
+func TestExpiredHoldersRecordIsNotShownAndGoesWithTheNextGrant(t *testing.T) {
+	env := locktest.Setup(t)
+	ctx := locktest.Bg()
+	first := env.Client(t, redisync.WithLabel("first"))
+	m := rlock.New(first, "expiring", rlock.WithLease(200*time.Millisecond))
+	require.NoError(t, m.Lock(ctx))
+	time.Sleep(400 * time.Millisecond) // the lease ran out: no release
+	second := env.Client(t, redisync.WithLabel("second"))
+	n := rlock.New(second, "expiring")
+	require.NoError(t, n.Lock(ctx))
+	defer func() { require.NoError(t, n.Unlock(ctx)) }()
+	hs, err := n.Holders(ctx)
+	require.NoError(t, err)
+	require.Len(t, hs, 1)
+	require.NotNil(t, hs[0].Info)
+	assert.Equal(t, "second", hs[0].Info.Label)
+	assert.Equal(t, int64(1), env.Int(t, "HLEN", infoKey("expiring")), "the former holder's record is still there")
+}
+
+func TestSemaphoreForgetsExpiredPermitsRecords(t *testing.T) {
+	env := locktest.Setup(t)
+	ctx := locktest.Bg()
+	s := semaphore.New(env.C, "sem-expiring", 2, semaphore.WithLease(200*time.Millisecond))
+	_, err := s.Acquire(ctx, 1)
+	require.NoError(t, err)
+	time.Sleep(400 * time.Millisecond)
+	p, err := semaphore.New(env.C, "sem-expiring", 2).Acquire(ctx, 1)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, p.Release(ctx)) }()
+	hs, err := s.Holders(ctx)
+	require.NoError(t, err)
+	require.Len(t, hs, 1)
+	assert.Equal(t, p.ID(), hs[0].Owner)
+	assert.Equal(t, hs[0].ID, hs[0].Owner)
+	assert.NotNil(t, hs[0].Info)
+	assert.Equal(t, int64(1), env.Int(t, "HLEN", infoKey("sem-expiring")))
+}
+
+func TestSharedOwnerKeepsTheFirstHoldersRecord(t *testing.T) {
+	env := locktest.Setup(t)
+	ctx := locktest.Bg()
+	a := rlock.New(env.Client(t, redisync.WithLabel("one")), "shared", rlock.WithOwner("job-7"))
+	b := rlock.New(env.Client(t, redisync.WithLabel("two")), "shared", rlock.WithOwner("job-7"))
+	require.NoError(t, a.Lock(ctx))
+	require.NoError(t, b.Lock(ctx))
+	hs, err := a.Holders(ctx)
+	require.NoError(t, err)
+	require.Len(t, hs, 1)
+	assert.Equal(t, 2, hs[0].Count)
+	require.NotNil(t, hs[0].Info)
+	assert.Equal(t, "one", hs[0].Info.Label, "one owner field, one record: the first hold's")
+	require.NoError(t, a.Unlock(ctx))
+	assert.True(t, env.Exists(t, infoKey("shared")), "the record went while the owner still holds")
+	require.NoError(t, b.Unlock(ctx))
+	assert.False(t, env.Exists(t, infoKey("shared")))
+}
+
+func TestWithHolderInfoFalseRecordsNothing(t *testing.T) {
+	env := locktest.Setup(t, redisync.WithHolderInfo(false))
+	ctx := locktest.Bg()
+	m := rlock.New(env.C, "quiet")
+	require.NoError(t, m.Lock(ctx))
+	defer func() { require.NoError(t, m.Unlock(ctx)) }()
+	assert.False(t, env.Exists(t, infoKey("quiet")))
+	hs, err := m.Holders(ctx)
+	require.NoError(t, err)
+	require.Len(t, hs, 1)
+	assert.Nil(t, hs[0].Info)
+}
+
+func TestLabelLimits(t *testing.T) {
+	require.NoError(t, redisync.CheckLabel(strings.Repeat("x", redisync.MaxLabelLength)))
+	err := redisync.CheckLabel(strings.Repeat("x", redisync.MaxLabelLength+1))
+	require.ErrorIs(t, err, redisync.ErrBadLabel)
+	assert.Contains(t, err.Error(), "129 bytes")
+	require.ErrorIs(t, redisync.CheckLabel("\xff"), redisync.ErrBadLabel)
+	env := locktest.Setup(t)
+	assert.PanicsWithValue(t, "redisync: WithLabel: "+err.Error(), func() {
+		redisync.New(env.RC, redisync.WithLabel(strings.Repeat("x", redisync.MaxLabelLength+1)))
+	})
+}
+
+func TestHolderInfoTextRoundTrip(t *testing.T) {
+	in := redisync.HolderInfo{Host: "h|x", PID: 42, Program: "cron\x1b[2K", Started: time.UnixMilli(1_700_000_000_123), Label: "a|b\"c"}
+	text, err := in.MarshalText()
+	require.NoError(t, err)
+	var out redisync.HolderInfo
+	require.NoError(t, out.UnmarshalText(text))
+	assert.Equal(t, in.Host, out.Host)
+	assert.Equal(t, in.PID, out.PID)
+	assert.Equal(t, in.Program, out.Program)
+	assert.Equal(t, in.Label, out.Label)
+	assert.True(t, in.Started.Equal(out.Started))
+	for _, bad := range []string{"", "2|1|{}", "1|x|{}", "1|1|not json", "1|-5|{}", "junk"} {
+		assert.Nil(t, redisync.ParseHolderInfo(bad), bad)
+	}
+}
