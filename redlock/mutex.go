@@ -118,7 +118,7 @@ func New(clients []*redisync.Client, name string, opts ...Option) *Mutex {
 		m.quarantine = o.quarantine
 	}
 	if !o.reentrant {
-		m.gate = hold.NewGate(false, m.e0.Closed())
+		m.gate = hold.NewGate(o.nonReentrant, m.e0.Closed()) // WithNonReentrant: refuse, do not wait
 	}
 	m.hold = hold.New(hold.Config{
 		Engine:      m.e0,

@@ -3,6 +3,8 @@ package redlock
 import (
 	"fmt"
 	"time"
+
+	"github.com/redisync/redisync/internal/lockopt"
 )
 
 // Option configures a Mutex.
@@ -16,7 +18,12 @@ type options struct {
 	leaseSet, nodeTimeoutSet bool
 	retrySet, quarantineSet  bool
 	reentrant                bool
+	nonReentrant             bool
 }
+
+// MaxNameLength is the longest lock name accepted, in bytes (as for every
+// lock kind).
+const MaxNameLength = lockopt.MaxNameLength
 
 // WithReentrant makes the Mutex one owner whose every Lock nests (without
 // I/O): each Lock needs its own Unlock, and goroutines sharing it are
@@ -24,6 +31,15 @@ type options struct {
 // held Mutex, from any goroutine, waits for its Unlock.
 func WithReentrant() Option {
 	return func(o *options) { o.reentrant = true }
+}
+
+// WithNonReentrant makes a Lock or TryLock on a Mutex that is already held
+// (or whose Lock is in progress in another goroutine) return
+// redisync.ErrNonReentrant at once instead of waiting, as the option of the
+// same name does for every lock kind. New panics if it is combined with
+// WithReentrant. Default: off (the Lock waits).
+func WithNonReentrant() Option {
+	return func(o *options) { o.nonReentrant = true }
 }
 
 // WithLease gives every hold a fixed lease d: no renewal; the hold ends at
@@ -73,6 +89,9 @@ func (o *options) validate(lease time.Duration) {
 	}
 	if o.quarantineSet && o.quarantine < 0 {
 		panic("redlock: negative restart quarantine")
+	}
+	if o.reentrant && o.nonReentrant {
+		panic("redlock: WithReentrant and WithNonReentrant contradict each other")
 	}
 }
 
