@@ -19,7 +19,9 @@ import (
 // is alive while a quorum confirms it, lost as soon as so many nodes report
 // it gone that a quorum cannot confirm it, and Unknown (retried until its
 // validity would run out) in between. A node that fails or hangs costs each
-// hold its one vote and decides nothing else.
+// hold its one vote and decides nothing else, and it delays nothing else
+// either: a hold is handed to the watchdog as soon as its votes decide it
+// (RenewEach), not when the slowest node of the batch has answered.
 type renewer struct{}
 
 var renewerOf = renewer{}
@@ -38,7 +40,34 @@ type vote struct {
 	lease, node int // indexes into the batch and into the hold's nodes
 }
 
-func (renewer) Renew(ctx context.Context, leases []*watchdog.Lease) []watchdog.Result {
+func (rn renewer) Renew(ctx context.Context, leases []*watchdog.Lease) []watchdog.Result {
+	out := rn.renew(ctx, leases, nil)
+	if engine.RenewBatchErrFailsAll {
+		for _, r := range out {
+			if r.Status == watchdog.Unknown {
+				return watchdog.Unknowns(len(leases), errUndecided)
+			}
+		}
+	}
+	return out
+}
+
+// RenewEach implements watchdog.StreamRenewer: a hold is reported as soon as
+// its votes decide it (a quorum confirmed it, or so many nodes found it gone
+// that no quorum can), so a stalled node, waited for up to four node
+// timeouts, delays only the holds still waiting for its vote.
+func (rn renewer) RenewEach(ctx context.Context, leases []*watchdog.Lease, report func(int, watchdog.Result)) {
+	if engine.RenewBatchErrFailsAll || engine.RenewRoundWait {
+		// The mutants judge the batch as a whole: results at its end.
+		for i, r := range rn.Renew(ctx, leases) {
+			report(i, r)
+		}
+		return
+	}
+	rn.renew(ctx, leases, report)
+}
+
+func (renewer) renew(ctx context.Context, leases []*watchdog.Lease, report func(int, watchdog.Result)) []watchdog.Result {
 	byNode := map[*engine.Engine][]vote{}
 	wait := map[*engine.Engine]time.Duration{}
 	votes := make([][]watchdog.Result, len(leases))
@@ -50,6 +79,8 @@ func (renewer) Renew(ctx context.Context, leases []*watchdog.Lease) []watchdog.R
 			wait[n.e] = max(wait[n.e], m.nodeTimeout*4)
 		}
 	}
+	var mu sync.Mutex // guards votes and reported
+	reported := make([]bool, len(leases))
 	var wg sync.WaitGroup
 	for e, vs := range byNode {
 		wg.Add(1)
@@ -69,21 +100,36 @@ func (renewer) Renew(ctx context.Context, leases []*watchdog.Lease) []watchdog.R
 			sent := time.Now()
 			res := engine.RenewOn(nctx, e, scripts.RedlockRenewBatch, targets)
 			e.ObserveRenewal("redlock", res, time.Since(sent))
+			var decided []int
+			var results []watchdog.Result
+			mu.Lock()
 			for k, v := range vs {
-				votes[v.lease][v.node] = res[k] // one writer per element
+				votes[v.lease][v.node] = res[k]
+				if report == nil || reported[v.lease] {
+					continue
+				}
+				// Votes not in yet count as Unknown: decide says Alive or
+				// Gone only when no further vote can change it.
+				if r := decide(votes[v.lease]); r.Status != watchdog.Unknown {
+					reported[v.lease] = true
+					decided = append(decided, v.lease)
+					results = append(results, r)
+				}
+			}
+			mu.Unlock()
+			for k, i := range decided {
+				report(i, results[k])
 			}
 		}()
 	}
 	wg.Wait()
 
 	out := make([]watchdog.Result, len(leases))
-	undecided := false
 	for i, vs := range votes {
 		out[i] = decide(vs)
-		undecided = undecided || out[i].Status == watchdog.Unknown
-	}
-	if engine.RenewBatchErrFailsAll && undecided {
-		return watchdog.Unknowns(len(leases), errUndecided)
+		if report != nil && !reported[i] {
+			report(i, out[i])
+		}
 	}
 	return out
 }
