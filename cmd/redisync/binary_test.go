@@ -221,7 +221,8 @@ func TestInspectShowsEveryKind(t *testing.T) {
 	got := inspectJSON("i:lock")
 	assert.Equal(t, "lock", got.Kind)
 	require.Len(t, got.Holders, 1)
-	assert.Equal(t, holder{Owner: m.Owner(), Count: 2, LeaseMs: got.Holders[0].LeaseMs}, got.Holders[0])
+	assert.Equal(t, holder{Owner: m.Owner(), Count: 2, LeaseMs: got.Holders[0].LeaseMs, Info: got.Holders[0].Info}, got.Holders[0])
+	assert.NotNil(t, got.Holders[0].Info, "who holds it")
 	assert.Positive(t, got.LeaseMs)
 	assert.Equal(t, m.Token(), got.Token)
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/internal/keys"
 )
 
@@ -40,6 +41,18 @@ type holder struct {
 	Side    string `json:"side,omitempty"`
 	Count   int64  `json:"count"` // hold count (semaphore: permits)
 	LeaseMs int64  `json:"lease_ms"`
+	// Info is who took the hold (redisync.HolderInfo), when it recorded it.
+	Info *holderInfo `json:"info,omitempty"`
+}
+
+// holderInfo is a hold's metadata as inspect shows it.
+type holderInfo struct {
+	Host    string `json:"host,omitempty"`
+	PID     int    `json:"pid,omitempty"`
+	Program string `json:"program,omitempty"`
+	Started string `json:"started,omitempty"` // RFC 3339, UTC
+	AgeMs   int64  `json:"age_ms,omitempty"`  // how long ago, by the server's clock
+	Label   string `json:"label,omitempty"`
 }
 
 type waiter struct {
@@ -51,8 +64,9 @@ type waiter struct {
 func inspectCmd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("inspect", "inspect [flags] NAME", `
 Shows what is held under NAME: the kind of lock (rlock, fairlock, rwlock,
-semaphore), the holders with their hold counts, remaining leases and the
-fencing token, the queue of a fair lock or semaphore, the readers and writer
+semaphore), the holders with their hold counts, remaining leases, who took
+each hold where it was recorded (host, pid, program, how long ago, --label
+of 'run'), the fencing token, the queue of a fair lock or semaphore, the readers and writer
 of a read-write lock, and a semaphore's capacity and permits. It only reads.
 A fair lock without waiters has the rlock layout and is shown as "lock".`, stdout, stderr)
 	conn := addConnFlags(fs.FlagSet, false)
@@ -144,7 +158,74 @@ func inspect(ctx context.Context, rc rueidis.Client, name string) (inspection, e
 			return r, fmt.Errorf("%s is a Redis %s, not a redisync lock", printable(name), printable(typ))
 		}
 	}
+	if len(r.Holders) > 0 {
+		rd.holderInfo(&r, derive(keys.HolderInfoPrefix))
+	}
 	return r, rd.err
+}
+
+// holderInfo attaches to each holder what it recorded about itself in the
+// holder-info hash (field: the hold's field in the lock hash, or the
+// permit id). Records of owners that hold nothing are not shown.
+func (rd *reader) holderInfo(r *inspection, key string) {
+	if rd.str("TYPE", key) != "hash" {
+		return
+	}
+	records := rd.hash(key)
+	for i := range r.Holders {
+		h := &r.Holders[i]
+		field := h.Owner
+		if h.Side == "write" {
+			field += ":write"
+		}
+		info := redisync.ParseHolderInfo(records[field])
+		if info == nil {
+			continue
+		}
+		h.Info = &holderInfo{Host: info.Host, PID: info.PID, Program: info.Program, Label: info.Label}
+		if !info.Started.IsZero() {
+			h.Info.Started = info.Started.UTC().Format(time.RFC3339)
+			h.Info.AgeMs = max(0, rd.nowMs-info.Started.UnixMilli())
+		}
+	}
+}
+
+// describe says who a holder is in one line for an operator: owner id and,
+// when recorded, host, pid, program, age and label (all escaped).
+func (h *holder) describe() string {
+	s := printable(h.Owner)
+	if h.Info == nil {
+		return s
+	}
+	var parts []string
+	if h.Info.Host != "" {
+		parts = append(parts, "host "+printable(h.Info.Host))
+	}
+	if h.Info.PID != 0 {
+		parts = append(parts, "pid "+strconv.Itoa(h.Info.PID))
+	}
+	if h.Info.Program != "" {
+		parts = append(parts, "program "+printable(h.Info.Program))
+	}
+	if h.Info.Started != "" {
+		parts = append(parts, "started "+age(h.Info.AgeMs)+" ago")
+	}
+	if h.Info.Label != "" {
+		parts = append(parts, "label "+printable(h.Info.Label))
+	}
+	return s + " (" + strings.Join(parts, ", ") + ")"
+}
+
+// age is a duration in ms, rounded for people.
+func age(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	switch {
+	case d >= time.Hour:
+		return d.Round(time.Minute).String()
+	case d >= time.Minute:
+		return d.Round(time.Second).String()
+	}
+	return d.Round(100 * time.Millisecond).String()
 }
 
 // notOurs says why the hash h (with PTTL pttl) is none of our layouts, or
@@ -297,9 +378,20 @@ func printReport(w io.Writer, r inspection) {
 		fmt.Fprintf(tw, "permits\t%d of %d held, %d available\n", *r.Used, *r.Capacity, *r.Available)
 	}
 	if len(r.Holders) > 0 {
-		fmt.Fprintln(tw, "\nholder\tside\tcount\tlease left")
+		fmt.Fprintln(tw, "\nholder\tside\tcount\tlease left\thost\tpid\tprogram\tstarted\tlabel")
 		for _, h := range r.Holders {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", printable(h.Owner), or(h.Side, "-"), h.Count, ms(h.LeaseMs))
+			host, pid, prog, started, label := "-", "-", "-", "-", "-"
+			if in := h.Info; in != nil {
+				host, prog, label = or(printable(in.Host), "-"), or(printable(in.Program), "-"), or(printable(in.Label), "-")
+				if in.PID != 0 {
+					pid = strconv.Itoa(in.PID)
+				}
+				if in.Started != "" {
+					started = age(in.AgeMs) + " ago"
+				}
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", printable(h.Owner), or(h.Side, "-"), h.Count, ms(h.LeaseMs),
+				host, pid, prog, started, label)
 		}
 	}
 	if len(r.Queue) > 0 {

@@ -31,6 +31,7 @@ type runFlags struct {
 	fenceEnv string
 	passEnv  bool
 	verbose  bool
+	label    string
 }
 
 func addRunFlags(fs *flag.FlagSet) *runFlags {
@@ -42,6 +43,7 @@ func addRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.StringVar(&f.fenceEnv, "fence-env", "", "pass the fencing token to the command in this environment variable")
 	fs.BoolVar(&f.passEnv, "pass-env", false, "pass $"+envURL+", $"+envUser+", $"+envPassword+" and $"+envPrefix+"* on to the command (removed by default: they carry credentials)")
 	fs.BoolVar(&f.verbose, "verbose", false, "while waiting, say every few seconds who holds it and for how long; say each Redis error that is retried")
+	fs.StringVar(&f.label, "label", "", "a note stored with the hold beside host, pid, program and start, shown by inspect and unlock --force (at most 128 bytes)")
 	return f
 }
 
@@ -214,13 +216,16 @@ func (f *runFlags) under(what, name string, cmd []string, stderr io.Writer, newH
 	if len(name) > rlock.MaxNameLength {
 		return fail(stderr, what, exitUsage, "NAME is longer than %d bytes", rlock.MaxNameLength)
 	}
+	if err := redisync.CheckLabel(f.label); err != nil {
+		return fail(stderr, what, exitUsage, "--label: %v", err)
+	}
 	rc, _, closeRC, err := f.conn.connect(false)
 	if err != nil {
 		return fail(stderr, what, exitError, "%v", err)
 	}
 	defer closeRC()
 	loss := &lossWatch{}
-	c := redisync.New(rc, redisync.WithWatchdogTimeout(f.lease), redisync.WithObserver(loss))
+	c := redisync.New(rc, redisync.WithWatchdogTimeout(f.lease), redisync.WithObserver(loss), redisync.WithLabel(f.label))
 	defer c.Close()
 
 	sigs := make(chan os.Signal, 4)

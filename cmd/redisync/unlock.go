@@ -59,9 +59,9 @@ working without the lock. Asks for confirmation unless --yes.`, stdout, stderr)
 	if !*yes {
 		var who []string
 		for _, h := range r.Holders {
-			who = append(who, printable(h.Owner)) // owner ids are anyone's choice: never raw
+			who = append(who, "  "+h.describe()) // owner ids and labels are anyone's choice: never raw
 		}
-		fmt.Fprintf(stderr, "%s (%s) is held by %s.\nForce-unlock it? [y/N] ", printable(name), r.Kind, strings.Join(who, ", "))
+		fmt.Fprintf(stderr, "%s (%s) is held by:\n%s\nForce-unlock it? [y/N] ", printable(name), r.Kind, strings.Join(who, "\n"))
 		answer, _ := bufio.NewReader(stdin).ReadString('\n')
 		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
 			fmt.Fprintln(stderr, "not unlocked")
