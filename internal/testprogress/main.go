@@ -184,8 +184,8 @@ func (p *progress) event(ev event) {
 		fmt.Fprint(p.out, ev.Output)
 		return
 	case "build-fail":
-		fmt.Fprintf(p.out, "%s FAIL  %s [build failed]\n", p.clock(), short(ev.ImportPath))
-		p.failed = append(p.failed, short(ev.ImportPath))
+		// The package's own fail event follows (its build output is
+		// printed above): that one counts.
 		return
 	case "start":
 		p.running[ev.Package] = time.Now()
