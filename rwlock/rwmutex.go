@@ -71,6 +71,7 @@ func New(c *redisync.Client, name string, opts ...Option) *RWMutex {
 			Lock:        name,
 			Channel:     derive(keys.RWChannelPrefix),
 			Token:       derive(keys.LockTokenPrefix),
+			Phase:       derive(keys.RWTokenPrefix),
 			Writers:     derive(keys.RWWritersPrefix),
 			TimeoutBase: base,
 			Timeouts:    base + ":" + owner + ":rwlock_timeout",
@@ -97,10 +98,10 @@ func New(c *redisync.Client, name string, opts ...Option) *RWMutex {
 	}
 	rw.read = side("rwlock.read", func(ctx context.Context, a scripts.ReleaseArgs) (scripts.Released, error) {
 		return scripts.RWReadRelease(ctx, e.RC, &rw.keys, rw.leaseMs, a.Expected, e.Publish)
-	}, scripts.RenewItem{Key: name, Owner: owner, Prefix: rw.keys.Timeouts})
+	}, scripts.RenewItem{Key: name, Owner: owner, Prefix: rw.keys.Timeouts, Phase: rw.keys.Phase})
 	rw.write = side("rwlock.write", func(ctx context.Context, a scripts.ReleaseArgs) (scripts.Released, error) {
 		return scripts.RWWriteRelease(ctx, e.RC, &rw.keys, rw.leaseMs, a.Expected, e.Publish)
-	}, scripts.RenewItem{Key: name, Owner: rw.keys.WriteField})
+	}, scripts.RenewItem{Key: name, Owner: rw.keys.WriteField, Phase: rw.keys.Phase})
 	if o.Gated() {
 		rw.wgate, rw.rgate = hold.NewRWGate(o.NonReentrant, e.Closed())
 	}

@@ -16,6 +16,9 @@ type RenewItem struct {
 	// Prefix is, for RWLockRenew, the read hold's timeout-key prefix (""
 	// for a write hold); for SemRenew, the semaphore's permits hash.
 	Prefix string
+	// Phase is, for RWLockRenew, the lock's phase key (its token, see
+	// rwlock_lib.lua).
+	Phase string
 	// Info is the hold's holder-info hash (see redisync.HolderInfo), whose
 	// lease a script that takes it (LockRenew, SemRenew) extends with the
 	// hold's; "": none.
@@ -28,6 +31,7 @@ type RenewScript struct {
 	src    string // with lib.lua prepended
 	sha    string
 	prefix bool // each hold also passes its timeout-key prefix
+	phase  bool // ... and its phase key (rwlock)
 	info   bool // KEYS[n+i] is hold i's holder-info hash (its own key for none)
 }
 
@@ -35,6 +39,9 @@ func newRenewScript(src string, prefix bool) *RenewScript {
 	full := withLib(guardKeyType(src))
 	return &RenewScript{src: full, sha: sha1Hex(full), prefix: prefix}
 }
+
+// withPhase marks a script that takes each hold's phase key after its prefix.
+func (s *RenewScript) withPhase() *RenewScript { s.phase = true; return s }
 
 // withInfo marks a script that takes each hold's holder-info hash.
 func (s *RenewScript) withInfo() *RenewScript { s.info = true; return s }
@@ -75,6 +82,9 @@ func (s *RenewScript) args(leaseMs string, items []RenewItem) (keys, args []stri
 	if s.prefix {
 		per = 3
 	}
+	if s.phase {
+		per++
+	}
 	keys = make([]string, len(items))
 	args = make([]string, 1, 1+per*len(items))
 	args[0] = leaseMs
@@ -92,6 +102,9 @@ func (s *RenewScript) args(leaseMs string, items []RenewItem) (keys, args []stri
 		args = append(args, it.Owner, strconv.FormatUint(it.Token, 10))
 		if s.prefix {
 			args = append(args, it.Prefix)
+		}
+		if s.phase {
+			args = append(args, it.Phase)
 		}
 	}
 	return keys, args

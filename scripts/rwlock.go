@@ -9,6 +9,8 @@ import (
 )
 
 var (
+	//go:embed rwlock_lib.lua
+	rwLibSrc string
 	//go:embed rwlock_read_acquire.lua
 	rwReadAcquireSrc string
 	//go:embed rwlock_read_release.lua
@@ -24,20 +26,25 @@ var (
 	//go:embed rwlock_renew.lua
 	rwRenewSrc string
 
-	rwReadAcquire  = newScript(rwReadAcquireSrc)
-	rwReadRelease  = newScript(rwReadReleaseSrc)
-	rwWriteAcquire = newScript(rwWriteAcquireSrc)
-	rwWriteRelease = newScript(rwWriteReleaseSrc)
+	rwReadAcquire  = newScript(withRWLib(rwReadAcquireSrc))
+	rwReadRelease  = newScript(withRWLib(rwReadReleaseSrc))
+	rwWriteAcquire = newScript(withRWLib(rwWriteAcquireSrc))
+	rwWriteRelease = newScript(withRWLib(rwWriteReleaseSrc))
 	rwLeave        = newScript(rwLeaveSrc)
-	rwlockRenew    = newRenewScript(rwRenewSrc, true)
-	rwForceUnlock  = newScript(rwForceUnlockSrc)
+	rwlockRenew    = newRenewScript(withRWLib(rwRenewSrc), true).withPhase()
+	rwForceUnlock  = newScript(withRWLib(rwForceUnlockSrc))
 )
+
+// withRWLib prepends rwlock_lib.lua (the phase key's helpers) to an rwlock
+// script; newScript then prepends lib.lua and keyspace.lua before it.
+func withRWLib(src string) string { return rwLibSrc + "\n" + src }
 
 // RWKeys names the keys of one read-write lock and one owner.
 type RWKeys struct {
 	Lock        string // the hash, named by the raw lock name
 	Channel     string // "redisson_rwlock:{name}"
-	Token       string // last-token key
+	Token       string // last-token key (shared with rlock: "redisync_lock_token:{H}:name")
+	Phase       string // the current phase's token, "redisync_rwlock_token:{H}:name" (rwlock_lib.lua)
 	Writers     string // zset of waiting writers (writer preference)
 	TimeoutBase string // "{name}": read-hold timeout keys are "<base>:<owner>:rwlock_timeout:<n>"
 	Timeouts    string // this owner's prefix "<base>:<owner>:rwlock_timeout"
@@ -48,7 +55,7 @@ type RWKeys struct {
 // RWReadAcquire runs rwlock_read_acquire.lua.
 func RWReadAcquire(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs string, nonReentrant bool) (Acquired, error) {
 	return parseAcquired(rwReadAcquire.Exec(ctx, c,
-		[]string{k.Lock, k.Timeouts, k.Token, k.Writers},
+		[]string{k.Lock, k.Timeouts, k.Token, k.Writers, k.Phase},
 		[]string{leaseMs, k.Owner, k.WriteField, flag(nonReentrant)}))
 }
 
@@ -57,7 +64,7 @@ func RWReadAcquire(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs str
 // ReleaseAny).
 func RWReadRelease(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs string, expected int64, publish string) (Released, error) {
 	return parseReleased(rwReadRelease.Exec(ctx, c,
-		[]string{k.Lock, k.Channel, k.Timeouts, k.TimeoutBase, k.Token},
+		[]string{k.Lock, k.Channel, k.Timeouts, k.TimeoutBase, k.Token, k.Phase},
 		[]string{k.Owner, leaseMs, strconv.FormatInt(expected, 10), publish}))
 }
 
@@ -65,14 +72,14 @@ func RWReadRelease(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs str
 // a busy writer as waiting (writer preference).
 func RWWriteAcquire(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs string, nonReentrant bool, waiterTimeoutMs string) (Acquired, error) {
 	return parseAcquired(rwWriteAcquire.Exec(ctx, c,
-		[]string{k.Lock, k.Token, k.Writers},
+		[]string{k.Lock, k.Token, k.Writers, k.Phase},
 		[]string{leaseMs, k.WriteField, k.Owner, flag(nonReentrant), waiterTimeoutMs}))
 }
 
 // RWWriteRelease runs rwlock_write_release.lua (the contract of LockRelease).
 func RWWriteRelease(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs string, expected int64, publish string) (Released, error) {
 	return parseReleased(rwWriteRelease.Exec(ctx, c,
-		[]string{k.Lock, k.Channel, k.Token},
+		[]string{k.Lock, k.Channel, k.Token, k.Phase},
 		[]string{k.WriteField, leaseMs, strconv.FormatInt(expected, 10), publish}))
 }
 
@@ -84,6 +91,6 @@ func RWLeave(ctx context.Context, c rueidis.Client, k *RWKeys, publish string) (
 
 // RWForceUnlock runs rwlock_force_unlock.lua: it reports whether a lock was deleted.
 func RWForceUnlock(ctx context.Context, c rueidis.Client, k *RWKeys, publish string) (bool, error) {
-	n, err := rwForceUnlock.Exec(ctx, c, []string{k.Lock, k.Channel, k.Token}, []string{publish}).AsInt64()
+	n, err := rwForceUnlock.Exec(ctx, c, []string{k.Lock, k.Channel, k.Token, k.Phase}, []string{publish}).AsInt64()
 	return n == 1, err
 }

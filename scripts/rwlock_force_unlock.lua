@@ -5,6 +5,7 @@
 -- KEYS[1]  lock hash
 -- KEYS[2]  channel "redisson_rwlock:{name}"
 -- KEYS[3]  last-token key
+-- KEYS[4]  phase key: the token of the lock's current phase (rwlock_lib.lua)
 -- ARGV[1]  "publish" or "spublish"
 --
 -- Reply: 1 when a lock was deleted, 0 when there was none. The read holds'
@@ -23,15 +24,14 @@ if shape ~= 'rwlock' or not lock_fields(KEYS[1]) then
   return wrong_kind(1, shape == 'rwlock' and 'a hash with fields no lock has' or shape)
 end
 do
-  local refusal = check_own({{3, 'string', TOKEN}}) or permitted({{'del', KEYS[1]}, {'set', KEYS[3]}})
+  local refusal = check_own({{3, 'string', TOKEN}, {4, 'string', RW_PHASE}})
+    or permitted({{'del', KEYS[1]}, {'set', KEYS[3]}, {'del', KEYS[4]}})
   if refusal then
     return refusal
   end
 end
-local token = redis.call('hget', KEYS[1], 'redisync:token')
+local token = phase_token(KEYS[1], KEYS[4], redis.call('hget', KEYS[1], 'mode'))
 redis.call('del', KEYS[1])
-if token then
-  keep_token(tonumber(string.sub(token, 2)), KEYS[3])
-end
+phase_end(KEYS[4], KEYS[3], token)
 notify(ARGV[1], KEYS[2], '1')
 return 1

@@ -2,12 +2,13 @@
 -- layout). Runs with lib.lua prepended.
 --
 -- KEYS[1]  lock hash: "mode" = "read" | "write", "<owner>" = read count,
---          "<owner>:write" = write count, "redisync:token" = "t<token>"
+--          "<owner>:write" = write count (exactly Redisson's layout)
 -- KEYS[2]  this owner's timeout-key prefix "{name}:<owner>:rwlock_timeout";
 --          read hold n has the string key "<prefix>:<n>" with its own lease
 -- KEYS[3]  last-token key
 -- KEYS[4]  waiting writers (zset: "<owner>:write" -> heartbeat deadline in
 --          server ms), filled only by writers with writer preference
+-- KEYS[5]  phase key: the token of the lock's current phase (rwlock_lib.lua)
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  owner id (the read field)
 -- ARGV[3]  "<owner>:write" (the owner's write field)
@@ -38,12 +39,12 @@ end
 do
   local next_hold = KEYS[2] .. ':' .. (reads + 1)
   local found = foreign(next_hold, 'string', READ_HOLD)
-  local refusal = check_own({{3, 'string', TOKEN}, {4, 'zset'}})
+  local refusal = check_own({{3, 'string', TOKEN}, {4, 'zset'}, {5, 'string', RW_PHASE}})
     or (found and wrong_kind(2, found .. ' at read hold ' .. (reads + 1)))
     or (shape == 'rwlock' and reads == 0 and writes == 0 and not lock_fields(KEYS[1])
       and wrong_kind(1, 'a hash with fields no lock has'))
     or permitted({{'hset', KEYS[1]}, {'hincrby', KEYS[1]}, {'pexpire', KEYS[1]}, {'set', next_hold},
-      {'zremrangebyscore', KEYS[4]}})
+      {'zremrangebyscore', KEYS[4]}, {'set', KEYS[5]}, {'pexpire', KEYS[5]}})
   if refusal then
     return refusal
   end
@@ -67,17 +68,26 @@ local function waiting_writer()
   return math.max(1, tonumber(first[2]) - now)
 end
 
-local function add_read(token)
+local function add_read()
   local n = redis.call('hincrby', KEYS[1], ARGV[2], 1)
   redis.call('set', KEYS[2] .. ':' .. n, 1, 'px', lease)
   expire_at_least(KEYS[1], lease)
-  return {token, n}
+  return n
 end
 
 if mode == 'write' then
   if redis.call('hexists', KEYS[1], ARGV[3]) == 1 then
-    local token = redis.call('hget', KEYS[1], 'redisync:token') or 't0'
-    return add_read(tonumber(string.sub(token, 2)))
+    -- Reads under one's own write hold carry the write's token; a write
+    -- hold a Redisson client began has none yet: it gets one now.
+    local token = phase_token(KEYS[1], KEYS[5], 'write')
+    local n = add_read()
+    if token then
+      phase_follow(KEYS[1], KEYS[5])
+    else
+      token = phase_next(KEYS[3], KEYS[5])
+      phase_set(KEYS[1], KEYS[5], token, 'w ' .. ARGV[3])
+    end
+    return {token, n}
   end
   return redis.call('pttl', KEYS[1])
 end
@@ -90,12 +100,16 @@ if not mine then
     return wait
   end
 end
-local token = redis.call('hget', KEYS[1], 'redisync:token')
-if token then
-  token = tonumber(string.sub(token, 2))
-else
-  -- A new read phase (or one started by a client that keeps no token).
-  token = next_token(KEYS[3])
-  redis.call('hset', KEYS[1], 'mode', 'read', 'redisync:token', string.format('t%.0f', token))
+local token = mode and phase_token(KEYS[1], KEYS[5], 'read')
+if not mode then
+  redis.call('hset', KEYS[1], 'mode', 'read')
 end
-return add_read(token)
+local n = add_read()
+if token then
+  phase_follow(KEYS[1], KEYS[5])
+else
+  -- A new read phase (or one a Redisson client began, which keeps no token).
+  token = phase_next(KEYS[3], KEYS[5])
+  phase_set(KEYS[1], KEYS[5], token, 'r')
+end
+return {token, n}

@@ -7,6 +7,7 @@
 -- KEYS[4]  the name's timeout-key base "{name}" (other owners' keys are
 --          "<base>:<owner>:rwlock_timeout:<n>")
 -- KEYS[5]  last-token key
+-- KEYS[6]  phase key: the token of the lock's current phase (rwlock_lib.lua)
 -- ARGV[1]  owner id (the read field)
 -- ARGV[2]  lease in milliseconds (unused: remaining read holds keep their own)
 -- ARGV[3]  expected read count before this release (n > 0, 0 = any, -1 = all),
@@ -35,9 +36,9 @@ for n = 1, held do
   end
 end
 do
-  local refusal = check_own({{5, 'string', TOKEN}})
+  local refusal = check_own({{5, 'string', TOKEN}, {6, 'string', RW_PHASE}})
     or permitted({{'hdel', KEYS[1]}, {'hset', KEYS[1]}, {'pexpire', KEYS[1]}, {'del', KEYS[1]},
-      {'del', KEYS[3] .. ':1'}, {'set', KEYS[5]}})
+      {'del', KEYS[3] .. ':1'}, {'set', KEYS[5]}, {'pexpire', KEYS[6]}, {'del', KEYS[6]}})
   if refusal then
     return refusal
   end
@@ -78,12 +79,11 @@ for i = 1, #fields, 2 do
 end
 if longest > 0 then
   redis.call('pexpire', KEYS[1], longest)
+  phase_follow(KEYS[1], KEYS[6])
   return {1, left}
 end
-local token = redis.call('hget', KEYS[1], 'redisync:token')
+local token = phase_token(KEYS[1], KEYS[6], 'read')
 redis.call('del', KEYS[1])
-if token then
-  keep_token(tonumber(string.sub(token, 2)), KEYS[5])
-end
+phase_end(KEYS[6], KEYS[5], token)
 notify(ARGV[4], KEYS[2], '1')
 return {1, left}

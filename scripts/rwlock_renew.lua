@@ -3,14 +3,15 @@
 --
 -- KEYS[i]      lock hash of hold i (all in one hash slot on a Cluster)
 -- ARGV[1]      lease in milliseconds
--- ARGV[3i-1]   field of hold i: "<owner>" for a read hold, "<owner>:write"
+-- ARGV[4i-2]   field of hold i: "<owner>" for a read hold, "<owner>:write"
 --              for a write hold
--- ARGV[3i]     fencing token of hold i ("0": do not check the token)
--- ARGV[3i+1]   read hold: the owner's timeout-key prefix
+-- ARGV[4i-1]   fencing token of hold i ("0": do not check the token)
+-- ARGV[4i]     read hold: the owner's timeout-key prefix
 --              "{name}:<owner>:rwlock_timeout"; write hold: ""
+-- ARGV[4i+1]   the lock's phase key (rwlock_lib.lua), in its slot
 --
 -- Reply: array with 1 for each hold still owned and 0 for each hold that is
--- gone. A read hold is owned while its field, its token and every one of its
+-- gone. A read hold is owned while its field and every one of its
 -- per-hold timeout keys "<prefix>:1".."<prefix>:<count>" exist; only this
 -- owner's timeout keys are extended, never another reader's, so a crashed
 -- reader's share expires however long the others keep reading.
@@ -22,14 +23,19 @@
 local lease = tonumber(ARGV[1])
 local alive = {}
 for i, key in ipairs(KEYS) do
-  local field, token, prefix = ARGV[3 * i - 1], ARGV[3 * i], ARGV[3 * i + 1]
+  local field, token, prefix, phase = ARGV[4 * i - 2], ARGV[4 * i - 1], ARGV[4 * i], ARGV[4 * i + 1]
   local count = 0
   if redis.call('type', key).ok == 'hash' then
     count = tonumber(redis.call('hget', key, field) or '0') or 0
   end
   local ok = count > 0
-  if ok and token ~= '0' then
-    ok = redis.call('hget', key, 'redisync:token') == 't' .. token
+  local phase_type = redis.call('type', phase).ok
+  if ok and token ~= '0' and (phase_type == 'string' or phase_type == 'none') then
+    -- A later hold of the same owner has another phase token. (A phase
+    -- whose token we do not know — a Redisson client began it — is not
+    -- held against the hold.)
+    local current = phase_token(key, phase, redis.call('hget', key, 'mode'))
+    ok = current == nil or current == tonumber(token)
   end
   if ok and prefix ~= '' then
     for n = 1, count do
@@ -46,6 +52,9 @@ for i, key in ipairs(KEYS) do
   end
   if ok then
     extend(key, lease)
+    if phase_type == 'string' then
+      phase_follow(key, phase)
+    end
     alive[i] = 1
   else
     alive[i] = 0

@@ -4,6 +4,7 @@
 -- KEYS[1]  lock hash (see rwlock_read_acquire.lua)
 -- KEYS[2]  last-token key
 -- KEYS[3]  waiting writers (zset: "<owner>:write" -> deadline, server ms)
+-- KEYS[4]  phase key: the token of the lock's current phase (rwlock_lib.lua)
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  "<owner>:write" (the write field)
 -- ARGV[3]  owner id (the read field)
@@ -28,9 +29,9 @@ if shape == 'lock' or hold_count(KEYS[1], ARGV[2]) == nil or hold_count(KEYS[1],
   return redis.call('pttl', KEYS[1])
 end
 do
-  local refusal = check_own({{2, 'string', TOKEN}, {3, 'zset'}})
+  local refusal = check_own({{2, 'string', TOKEN}, {3, 'zset'}, {4, 'string', RW_PHASE}})
     or permitted({{'hset', KEYS[1]}, {'hincrby', KEYS[1]}, {'pexpire', KEYS[1]},
-      {'zadd', KEYS[3]}, {'zrem', KEYS[3]}, {'pexpire', KEYS[3]}})
+      {'zadd', KEYS[3]}, {'zrem', KEYS[3]}, {'pexpire', KEYS[3]}, {'set', KEYS[4]}, {'pexpire', KEYS[4]}})
   if refusal then
     return refusal
   end
@@ -38,9 +39,10 @@ end
 local lease = tonumber(ARGV[1])
 local mode = redis.call('hget', KEYS[1], 'mode')
 if not mode then
-  local token = next_token(KEYS[2])
-  redis.call('hset', KEYS[1], 'mode', 'write', ARGV[2], 1, 'redisync:token', string.format('t%.0f', token))
+  local token = phase_next(KEYS[2], KEYS[4])
+  redis.call('hset', KEYS[1], 'mode', 'write', ARGV[2], 1)
   redis.call('pexpire', KEYS[1], lease)
+  phase_set(KEYS[1], KEYS[4], token, 'w ' .. ARGV[2])
   redis.call('zrem', KEYS[3], ARGV[2])
   return {token, 1}
 end
@@ -48,10 +50,18 @@ if mode == 'write' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
   if ARGV[4] == '1' then
     return redis.error_reply('NON_REENTRANT lock already held by this owner')
   end
+  local token = phase_token(KEYS[1], KEYS[4], 'write')
   local count = redis.call('hincrby', KEYS[1], ARGV[2], 1)
   extend(KEYS[1], lease)
-  local token = redis.call('hget', KEYS[1], 'redisync:token') or 't0'
-  return {tonumber(string.sub(token, 2)), count}
+  if token then
+    phase_follow(KEYS[1], KEYS[4])
+  else
+    -- Re-entering a write hold a Redisson client began (same owner id): it
+    -- has no token yet, so this hold draws one, a real fencing token.
+    token = phase_next(KEYS[2], KEYS[4])
+    phase_set(KEYS[1], KEYS[4], token, 'w ' .. ARGV[2])
+  end
+  return {token, count}
 end
 if redis.call('hexists', KEYS[1], ARGV[3]) == 1 then
   return redis.error_reply('UPGRADE owner holds read holds but not the write hold')

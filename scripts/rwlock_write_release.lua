@@ -4,6 +4,7 @@
 -- KEYS[1]  lock hash
 -- KEYS[2]  channel "redisson_rwlock:{name}"
 -- KEYS[3]  last-token key
+-- KEYS[4]  phase key: the token of the lock's current phase (rwlock_lib.lua)
 -- ARGV[1]  "<owner>:write" (the write field)
 -- ARGV[2]  lease in milliseconds, applied when write holds remain
 -- ARGV[3]  expected write count before this release (n > 0, 0 = any, -1 =
@@ -23,9 +24,9 @@ if (shape ~= 'none' and shape ~= 'rwlock') or hold_count(KEYS[1], ARGV[1]) == ni
   return {0, 0}
 end
 do
-  local refusal = check_own({{3, 'string', TOKEN}})
+  local refusal = check_own({{3, 'string', TOKEN}, {4, 'string', RW_PHASE}})
     or permitted({{'hincrby', KEYS[1]}, {'pexpire', KEYS[1]}, {'hdel', KEYS[1]}, {'hset', KEYS[1]},
-      {'del', KEYS[1]}, {'set', KEYS[3]}})
+      {'del', KEYS[1]}, {'set', KEYS[3]}, {'set', KEYS[4]}, {'pexpire', KEYS[4]}, {'del', KEYS[4]}})
   if refusal then
     return refusal
   end
@@ -38,21 +39,28 @@ end
 if expected >= 0 and count > 1 then
   redis.call('hincrby', KEYS[1], ARGV[1], -1)
   extend(KEYS[1], tonumber(ARGV[2]))
+  phase_follow(KEYS[1], KEYS[4])
   return {1, count - 1}
 end
+local token = phase_token(KEYS[1], KEYS[4], redis.call('hget', KEYS[1], 'mode'))
 redis.call('hdel', KEYS[1], ARGV[1])
-local token = redis.call('hget', KEYS[1], 'redisync:token')
-local others = redis.call('hlen', KEYS[1]) - 1
-if token then
-  others = others - 1
+-- Holds left: every field but "mode" and the old layout's "redisync:..."
+-- (Redisson's own release counts fields, and ours no longer adds any).
+local others = 0
+for _, f in ipairs(redis.call('hkeys', KEYS[1])) do
+  if f ~= 'mode' and string.sub(f, 1, 9) ~= 'redisync:' then
+    others = others + 1
+  end
 end
 if others > 0 then
+  -- Downgrade: the owner still reads, in a read phase with the write's token.
   redis.call('hset', KEYS[1], 'mode', 'read')
+  if token then
+    phase_set(KEYS[1], KEYS[4], token, 'r')
+  end
 else
   redis.call('del', KEYS[1])
-  if token then
-    keep_token(tonumber(string.sub(token, 2)), KEYS[3])
-  end
+  phase_end(KEYS[4], KEYS[3], token)
 end
 notify(ARGV[4], KEYS[2], '1')
 return {1, 0}

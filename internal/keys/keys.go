@@ -65,6 +65,7 @@ const (
 	FairChannelPrefix   = "redisync_fair_channel"
 	RWChannelPrefix     = "redisson_rwlock"
 	RWWritersPrefix     = "redisync_rwlock_writers"
+	RWTokenPrefix       = "redisync_rwlock_token"
 	SemHoldersPrefix    = "redisync_sem_holders"
 	SemPermitsPrefix    = "redisync_sem_permits"
 	SemQueuePrefix      = "redisync_sem_queue"
