@@ -42,6 +42,20 @@
 // SetPermits lowered it, see below). Each Permit has a fencing token,
 // strictly greater than every earlier acquisition's.
 //
+// # Permits as a Locker
+//
+// Locker(n) returns n permits as a redisync.Locker, for redisync.Do and
+// multilock: Lock acquires them, Unlock releases them, and Token, Done and
+// Err are those of the Permit held. Such a handle follows the ownership
+// model of every lock handle: goroutines that share it exclude each other
+// as around a sync.Mutex (a Lock on a handle that holds its permits waits
+// for its Unlock), while separate handles — each Locker call returns one —
+// compete for permits like separate Acquire calls.
+//
+//	err := redisync.Do(ctx, pool.Locker(3), func(ctx context.Context) error {
+//		return render(ctx) // three of the pool's permits held
+//	})
+//
 // # Capacity
 //
 // New's capacity is written to Redis by the first call that finds none, and
