@@ -34,11 +34,20 @@
 //     the deadline.
 //   - Deadline passed with no confirmation: lost, whatever is in flight.
 //
-// A renewal waits for its replies no longer than the earliest deadline in its
-// batch and no longer than TTL/3: a command that hangs (a paused shard, a
-// stopped node) then holds back the answers for the other leases of the batch
-// for at most a third of a lease, while a lease renewed on time still has
-// about two thirds of its lease left when the round is sent.
+// A renewal waits for its replies at most TTL/3: a command that hangs (a
+// paused shard, a stopped node) is given up then, while a lease renewed on
+// time still has about two thirds of its lease left when the round is sent.
+// The engine's Renewers are StreamRenewers: they hand over each lease's
+// result as soon as its own command has answered (on a Cluster each hash
+// slot's commands go out on their own, since a rueidis DoMulti returns only
+// when every node has answered; a Redlock hold as soon as its votes decide
+// it), and the lease is settled then. A hung command so delays only its own
+// leases. (Before, the batch's results were applied together when its
+// slowest command answered or timed out: a paused master held back the
+// answers of the healthy ones, and a lease near its deadline in that batch
+// was lost although its answer had arrived.) A Renewer that returns all
+// results at once is waited for no longer than the earliest deadline in its
+// batch.
 //
 // # Pace of retries
 //
