@@ -56,7 +56,7 @@ func TestStreamedResultIsSettledBeforeTheBatchEnds(t *testing.T) {
 	r.hang[hung] = true
 	// near: deadline 500 ms from now, overdue; hung: due within the TTL/6
 	// window, so both go in the first batch.
-	require.NoError(t, w.Add(near, start.Add(-(ttl - Drift(ttl) - 500*time.Millisecond))))
+	require.NoError(t, w.Add(near, start.Add(-(ttl-Drift(ttl)-500*time.Millisecond))))
 	require.NoError(t, w.Add(hung, start.Add(-700*time.Millisecond)))
 	// Its answer is in at once: well before its old deadline (and the hung
 	// command's timeout) it is confirmed anew.
