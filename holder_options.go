@@ -13,7 +13,9 @@ type holderOptions struct {
 // PEXPIRE per hold in each renewal batch, in the same calls (no round trip;
 // the root package's BenchmarkHolderInfo measures it against recording off).
 // Turn it off where host names or process names must not be stored in
-// Redis, or to shave that cost. Default: on.
+// Redis, where the user's ACL does not cover the side key (Redis refuses a
+// script whose keys the user may not touch; with recording off the
+// scripts are given no such key), or to shave that cost. Default: on.
 func WithHolderInfo(on bool) Option {
 	return func(o *options) { o.holder.off = !on }
 }

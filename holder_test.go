@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -363,4 +364,36 @@ func TestHolderInfoTextRoundTrip(t *testing.T) {
 	for _, bad := range []string{"", "2|1|{}", "1|x|{}", "1|1|not json", "1|-5|{}", "junk"} {
 		assert.Nil(t, redisync.ParseHolderInfo(bad), bad)
 	}
+}
+
+// Redis refuses a script whose KEYS the user may not touch: a user whose
+// ACL does not cover the holder-info key cannot lock while its Client
+// records metadata, and can with WithHolderInfo(false), whose scripts are
+// given no such key.
+func TestWithHolderInfoFalseNeedsNoACLForTheSideKey(t *testing.T) {
+	env := locktest.Setup(t)
+	env.Do(t, "ACL", "SETUSER", "locker", "reset", "on", ">pw", "~acl:*", "~redisync_lock_token:*", "~redisson_lock__channel:*", "&*", "+@all")
+	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{env.Srv.Addr()}, Username: "locker", Password: "pw",
+		DisableCache: true})
+	require.NoError(t, err)
+	defer rc.Close()
+	ctx := locktest.Bg()
+	recording := redisync.New(rc)
+	defer recording.Close()
+	_, err = rlock.New(recording, "acl:job").TryLock(ctx)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "NOPERM")
+	assert.Equal(t, int64(0), env.DBSize(t))
+
+	c := redisync.New(rc, redisync.WithHolderInfo(false))
+	defer c.Close()
+	m := rlock.New(c, "acl:job")
+	require.NoError(t, m.Lock(ctx))
+	assert.False(t, env.Exists(t, infoKey("acl:job")))
+	hs, err := m.Holders(ctx)
+	require.NoError(t, err)
+	require.Len(t, hs, 1)
+	assert.Nil(t, hs[0].Info)
+	require.NoError(t, m.Unlock(ctx))
+	assert.False(t, env.Exists(t, "acl:job"))
 }

@@ -64,5 +64,7 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := m.check(ctx); err != nil {
 		return false, err
 	}
-	return scripts.FairForceUnlock(ctx, m.e.RC, &m.keys, m.e.Publish)
+	k := m.keys
+	k.Info = m.e.HolderInfoKey(m.name) // also when this Client records none
+	return scripts.FairForceUnlock(ctx, m.e.RC, &k, m.e.Publish)
 }

@@ -242,5 +242,5 @@ func ForceUnlock(ctx context.Context, c *redisync.Client, name string) (bool, er
 	if err := m.check(ctx); err != nil {
 		return false, err
 	}
-	return scripts.FairForceUnlock(ctx, m.e.RC, &m.keys, m.e.Publish)
+	return m.ForceUnlock(ctx) // inspect.go
 }

@@ -64,8 +64,9 @@ func (m *Mutex) views(ctx context.Context) ([]nodeView, error) {
 func (n *node) view(ctx context.Context) nodeView {
 	rc := n.e.RC
 	b := rc.B()
+	info := n.e.HolderInfoKey(n.keys.Lock)
 	res := rc.DoMulti(ctx, b.Multi().Build(), b.Type().Key(n.keys.Lock).Build(), b.Get().Key(n.keys.Lock).Build(),
-		b.Pttl().Key(n.keys.Lock).Build(), b.Type().Key(n.keys.Info).Build(), b.Hgetall().Key(n.keys.Info).Build(),
+		b.Pttl().Key(n.keys.Lock).Build(), b.Type().Key(info).Build(), b.Hgetall().Key(info).Build(),
 		b.Exec().Build())
 	vals, err := res[len(res)-1].ToArray()
 	if err != nil {
@@ -183,7 +184,9 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 			defer wg.Done()
 			nctx, cancel := context.WithTimeout(ctx, m.nodeTimeout)
 			defer cancel()
-			deleted[i], failed[i] = scripts.RedlockForceUnlock(nctx, n.e.RC, &n.keys)
+			k := n.keys
+			k.Info = n.e.HolderInfoKey(m.name) // also when this Client records none
+			deleted[i], failed[i] = scripts.RedlockForceUnlock(nctx, n.e.RC, &k)
 		}()
 	}
 	wg.Wait()

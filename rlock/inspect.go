@@ -80,7 +80,9 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := m.check(ctx); err != nil {
 		return false, err
 	}
-	return scripts.LockForceUnlock(ctx, m.e.RC, &m.keys, m.e.Publish)
+	k := m.keys
+	k.Info = m.e.HolderInfoKey(m.name) // also when this Client records none
+	return scripts.LockForceUnlock(ctx, m.e.RC, &k, m.e.Publish)
 }
 
 // ForceUnlock deletes the lock named name whoever holds it, wakes a waiter,
@@ -104,6 +106,5 @@ func ForceUnlock(ctx context.Context, c *redisync.Client, name string) (bool, er
 		return false, fmt.Errorf("rlock: name %q cannot be used on a Cluster: %w", name, redisync.ErrInvalidName)
 	}
 	token, _ := keys.Derived(keys.LockTokenPrefix, name)
-	info, _ := e.HolderInfo(name)
-	return scripts.LockForceUnlock(ctx, e.RC, &scripts.LockKeys{Lock: name, Channel: channel, Token: token, Info: info}, e.Publish)
+	return scripts.LockForceUnlock(ctx, e.RC, &scripts.LockKeys{Lock: name, Channel: channel, Token: token, Info: e.HolderInfoKey(name)}, e.Publish)
 }

@@ -168,13 +168,16 @@ end
 -- slot, field = the hold's owner field (a semaphore's permit id), value
 -- "1|<server time in ms when the hold began>|<payload from the client>".
 -- Nothing of it lives in the lock's own keys, so Redisson's layout is
--- untouched. It is best effort where an ACL keeps this user from the key
--- (holds are taken without it), and never at the cost of a hold: only the
--- acquire refuses foreign data there (WRONGKIND, nothing overwritten);
--- releases, renewals and force-unlocks leave such a key alone.
+-- untouched. A Client that records none passes no such key (Redis refuses
+-- a script whose KEYS the user's ACL does not cover). It never costs a
+-- hold: only the acquire refuses foreign data there (WRONGKIND, nothing
+-- overwritten); releases, renewals and force-unlocks leave such a key
+-- alone, and so does every script where the ACL denies one of the commands
+-- it would run on it.
 local INFO_MAX = 2048
 
--- Whether this user may write the holder-info hash at key.
+-- Whether this user may run every write on the holder-info hash at key
+-- (an ACL may allow the key but deny a command).
 local function info_allowed(key)
   if not redis.acl_check_cmd then -- before Redis 7
     return true

@@ -35,7 +35,9 @@ func (s *Semaphore) Holders(ctx context.Context) ([]Holder, error) {
 	if err := s.checkState(ctx); err != nil {
 		return nil, err
 	}
-	st, err := scripts.SemReadHolders(ctx, s.e.RC, &s.keys, s.capacity, s.e.Publish)
+	k := s.keys
+	k.Info = s.e.HolderInfoKey(s.name) // also when this Client records none
+	st, err := scripts.SemReadHolders(ctx, s.e.RC, &k, s.capacity, s.e.Publish)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +83,9 @@ func (s *Semaphore) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := s.checkState(ctx); err != nil {
 		return false, err
 	}
-	n, err := scripts.SemForceRelease(ctx, s.e.RC, &s.keys, s.e.Publish)
+	k := s.keys
+	k.Info = s.e.HolderInfoKey(s.name) // also when this Client records none
+	n, err := scripts.SemForceRelease(ctx, s.e.RC, &k, s.e.Publish)
 	if err != nil {
 		return false, fmt.Errorf("semaphore %q: force release: %w", s.name, err)
 	}

@@ -224,6 +224,8 @@ func ForceRelease(ctx context.Context, c *redisync.Client, name string) (int, er
 	if err := lockopt.Check("semaphore", s.e, s.nameErr, ctx); err != nil {
 		return 0, err
 	}
-	n, err := scripts.SemForceRelease(ctx, s.e.RC, &s.keys, s.e.Publish)
+	k := s.keys
+	k.Info = s.e.HolderInfoKey(name) // also when this Client records none
+	n, err := scripts.SemForceRelease(ctx, s.e.RC, &k, s.e.Publish)
 	return int(n), err
 }

@@ -14,11 +14,22 @@ import (
 
 // HolderInfo returns the holder-info hash of the lock named name (in its
 // slot; see keys.HolderInfoPrefix) and what this Client's acquires record
-// there: "" when it records nothing. Scripts are given the key either way,
-// so that releases and force-unlocks clean up what other Clients wrote.
+// there, or "", "" when it records nothing: its scripts are then given no
+// such key at all, so a user whose ACL does not cover it can still lock
+// (Redis refuses a script whose KEYS the user may not touch).
 func (e *Engine) HolderInfo(name string) (key, value string) {
+	if e.Config.HolderInfo == "" {
+		return "", ""
+	}
 	key, _ = keys.Derived(keys.HolderInfoPrefix, name)
 	return key, e.Config.HolderInfo
+}
+
+// HolderInfoKey is the holder-info hash of name, whether or not this Client
+// records (readers).
+func (e *Engine) HolderInfoKey(name string) string {
+	key, _ := keys.Derived(keys.HolderInfoPrefix, name)
+	return key
 }
 
 // LockHolder is one owner of a lock hash as LockHolders reads it.
@@ -32,22 +43,25 @@ type LockHolder struct {
 // LockHolders reads the holders of the lock hash name (the rlock and
 // fairlock layout, Redisson's): every field holding a hold count, the
 // hash's TTL, and each holder's record from the holder-info hash, in one
-// MULTI (so a record is never paired with another hold). Fields of ours
+// round trip. (A record is paired with an owner field by name; a grant on a
+// free lock deletes every earlier record, so a record is the current hold's.) Fields of ours
 // ("redisync:...") and the rwlock's "mode" are no holders; records of
 // owners that hold nothing (a hold that expired) are not shown. A key of
 // another type is a *errs.WrongKindError.
 func (e *Engine) LockHolders(ctx context.Context, name string) ([]LockHolder, error) {
-	info, _ := e.HolderInfo(name)
+	info := e.HolderInfoKey(name)
 	b := e.RC.B()
+	// The lock's three reads in one MULTI; the records after it, in the
+	// same round trip but outside: a user whose ACL does not cover the
+	// side key still sees the holders (without records).
 	res := e.RC.DoMulti(ctx, b.Multi().Build(),
-		b.Type().Key(name).Build(), b.Pttl().Key(name).Build(),
-		b.Hgetall().Key(name).Build(), b.Type().Key(info).Build(), b.Hgetall().Key(info).Build(),
-		b.Exec().Build())
-	vals, err := res[len(res)-1].ToArray()
+		b.Type().Key(name).Build(), b.Pttl().Key(name).Build(), b.Hgetall().Key(name).Build(),
+		b.Exec().Build(), b.Hgetall().Key(info).Build())
+	vals, err := res[4].ToArray()
 	if err != nil {
 		return nil, err
 	}
-	if len(vals) != 5 {
+	if len(vals) != 3 {
 		return nil, fmt.Errorf("redisync: unexpected reply of %d values reading %q's holders", len(vals), name)
 	}
 	typ, _ := vals[0].ToString()
@@ -66,10 +80,7 @@ func (e *Engine) LockHolders(ctx context.Context, name string) ([]LockHolder, er
 	if err != nil {
 		return nil, err
 	}
-	var records map[string]string
-	if t, _ := vals[3].ToString(); t == "hash" {
-		records, _ = vals[4].AsStrMap()
-	}
+	records, _ := res[5].AsStrMap() // none: not a hash, absent, or denied
 	ttl := time.Duration(pttl) * time.Millisecond
 	if pttl < 0 {
 		ttl = -1
