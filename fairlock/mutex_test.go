@@ -161,7 +161,14 @@ func TestTryLockNeverEnqueuesAndRespectsTheQueue(t *testing.T) {
 func TestDeadHeadDelaysTheQueueByAtMostTheWaiterTimeout(t *testing.T) {
 	e := setup(t)
 	const name = "fair:dead-head"
-	const waiterTimeout = 400 * time.Millisecond
+	// The test reads the dead head's heartbeat deadline after its client
+	// is closed and its Lock has returned; the head's place lapses
+	// waiterTimeout after its last heartbeat (sent at most waiterTimeout/3
+	// before the close), and the next script run prunes it. With 400 ms
+	// that left as little as 270 ms for the Lock to notice the close on a
+	// loaded machine, and the entry was already gone (a nil ZSCORE, 1 run
+	// in 10 beside a second make test); 1.2 s leaves at least 800 ms.
+	const waiterTimeout = 1200 * time.Millisecond
 	holder := New(e.C, name)
 	require.NoError(t, holder.Lock(bg()))
 
