@@ -149,3 +149,16 @@ func TestAHoldEndedByCloseReportsOneLine(t *testing.T) {
 	oneLine(t, err, "lock lost", "client closed")
 	assert.False(t, strings.Contains(err.Error(), "\n"))
 }
+
+func TestASemaphoreOnAWrongTypeKeyNamesItselfWhenRead(t *testing.T) {
+	env := locktest.Setup(t)
+	ctx := context.Background()
+	env.Do(t, "SET", "str", "user data")
+	s := semaphore.New(env.C, "str", 2)
+	_, err := s.Available(ctx)
+	assert.ErrorIs(t, err, redisync.ErrWrongKind)
+	oneLine(t, err, `semaphore "str": reading the state: `, `key "str"`)
+	err = s.SetPermits(ctx, 3)
+	assert.ErrorIs(t, err, redisync.ErrWrongKind)
+	oneLine(t, err, `semaphore "str": setting the capacity: `)
+}

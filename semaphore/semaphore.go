@@ -188,7 +188,12 @@ func (s *Semaphore) state(ctx context.Context, set string, holders bool) (script
 	if s.capErr != nil {
 		return scripts.SemState{}, s.capErr
 	}
-	return scripts.SemReadState(ctx, s.e.RC, &s.keys, s.capacity, set, s.e.Publish, holders)
+	st, err := scripts.SemReadState(ctx, s.e.RC, &s.keys, s.capacity, set, s.e.Publish, holders)
+	doing := "semaphore: reading the state"
+	if set != "" {
+		doing = "semaphore: setting the capacity"
+	}
+	return st, engine.WrapIO(doing, s.name, err) // one line naming the semaphore
 }
 
 func (s *Semaphore) check(ctx context.Context, n int) error {
@@ -227,5 +232,5 @@ func ForceRelease(ctx context.Context, c *redisync.Client, name string) (int, er
 	k := s.keys
 	k.Info = s.e.HolderInfoKey(name) // also when this Client records none
 	n, err := scripts.SemForceRelease(ctx, s.e.RC, &k, s.e.Publish)
-	return int(n), err
+	return int(n), engine.WrapIO("semaphore: forcing the release", name, err)
 }
