@@ -160,10 +160,15 @@ func (h *HolderInfo) UnmarshalText(text []byte) error {
 	return nil
 }
 
+// maxStoredLength bounds a stored value, as the acquire scripts do
+// (keyspace.lua's INFO_MAX): a longer one was not written by us.
+const maxStoredLength = 2048
+
 // ParseHolderInfo reads a stored value; nil when it is none of ours (a
-// reader shows such a hold without metadata).
+// reader shows such a hold without metadata), including anything longer
+// than a script would store.
 func ParseHolderInfo(v string) *HolderInfo {
-	if v == "" {
+	if v == "" || len(v) > maxStoredLength {
 		return nil
 	}
 	var h HolderInfo

@@ -42,5 +42,13 @@ func (h *holderOptions) encoded() string {
 		return ""
 	}
 	info := processHolderInfo(h.label)
-	return info.payload()
+	// The scripts store at most maxStoredLength bytes with a header of
+	// under 20: a host or program name that JSON escaping blows up is cut
+	// further rather than lose the record.
+	for p := info.payload(); ; p = info.payload() {
+		if len(p) <= maxStoredLength-32 || (info.Host == "" && info.Program == "") {
+			return p
+		}
+		info.Host, info.Program = cut(info.Host, len(info.Host)/2), cut(info.Program, len(info.Program)/2)
+	}
 }

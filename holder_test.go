@@ -361,7 +361,8 @@ func TestHolderInfoTextRoundTrip(t *testing.T) {
 	assert.Equal(t, in.Program, out.Program)
 	assert.Equal(t, in.Label, out.Label)
 	assert.True(t, in.Started.Equal(out.Started))
-	for _, bad := range []string{"", "2|1|{}", "1|x|{}", "1|1|not json", "1|-5|{}", "junk"} {
+	huge := `1|1|{"l":"` + strings.Repeat("x", 4096) + `"}`
+	for _, bad := range []string{"", "2|1|{}", "1|x|{}", "1|1|not json", "1|-5|{}", "junk", huge} {
 		assert.Nil(t, redisync.ParseHolderInfo(bad), bad)
 	}
 }
