@@ -162,3 +162,14 @@ func TestASemaphoreOnAWrongTypeKeyNamesItselfWhenRead(t *testing.T) {
 	assert.ErrorIs(t, err, redisync.ErrWrongKind)
 	oneLine(t, err, `semaphore "str": setting the capacity: `)
 }
+
+func TestErrUpgradeNamesTheLock(t *testing.T) {
+	env := locktest.Setup(t)
+	ctx := context.Background()
+	rw := rwlock.New(env.C, "catalog", rwlock.WithReentrant())
+	require.NoError(t, rw.RLock(ctx))
+	err := rw.Lock(ctx)
+	assert.ErrorIs(t, err, rwlock.ErrUpgrade)
+	oneLine(t, err, `rwlock "catalog": `)
+	require.NoError(t, rw.RUnlock(ctx))
+}

@@ -258,10 +258,13 @@ func (rw *RWMutex) check(ctx context.Context) error {
 func (rw *RWMutex) upgradeCheck() error {
 	rw.read.Quiesce()
 	if rw.read.Count() > 0 && rw.write.Count() == 0 {
-		return ErrUpgrade
+		return rw.upgradeErr()
 	}
 	return nil
 }
+
+// upgradeErr is ErrUpgrade naming the lock (errors.Is still matches).
+func (rw *RWMutex) upgradeErr() error { return fmt.Errorf("rwlock %q: %w", rw.name, ErrUpgrade) }
 
 func (rw *RWMutex) attemptRead(ctx context.Context) (bool, time.Duration, error) {
 	rw.write.Quiesce() // a cancelled write acquire's undo finishes first
@@ -283,7 +286,7 @@ func (rw *RWMutex) attemptWrite(waiting bool) func(context.Context) (bool, time.
 			return scripts.RWWriteAcquire(ctx, rw.e.RC, &rw.keys, rw.leaseMs, rw.nonReentrant, waitMs)
 		})
 		if errors.Is(err, scripts.ErrUpgrade) {
-			return false, 0, ErrUpgrade
+			return false, 0, rw.upgradeErr()
 		}
 		if heartbeat := rw.waiterTimeout / 3; claim && !ok && err == nil && (hint <= 0 || hint > heartbeat) {
 			hint = heartbeat
