@@ -110,6 +110,25 @@ func TestHostileHolderInfoIsEscaped(t *testing.T) {
 	assert.Contains(t, r.stdout, `\x1b[31mhost`)
 }
 
+func TestSemRunRecordsItsLabel(t *testing.T) {
+	e := locktest.Setup(t)
+	cmd := command(e, "sem", "run", "--permits", "2", "--label", "transcode worker", "who:pool", "--", "sleep", "60")
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	var got inspection
+	locktest.Eventually(t, 20*time.Second, func() bool {
+		r := cli(t, e, "", "inspect", "--json", "who:pool")
+		got = inspection{}
+		return r.code == 0 && json.Unmarshal([]byte(r.stdout), &got) == nil && len(got.Holders) == 1
+	}, "sem run holds a permit")
+	require.NotNil(t, got.Holders[0].Info)
+	assert.Equal(t, "transcode worker", got.Holders[0].Info.Label)
+	assert.Equal(t, cmd.Process.Pid, got.Holders[0].Info.PID)
+}
+
 func TestRunRefusesAnOverlongLabel(t *testing.T) {
 	e := locktest.Setup(t)
 	r := cli(t, e, "", "run", "--label", strings.Repeat("x", 129), "who:long", "--", "true")
