@@ -66,7 +66,7 @@ local function recorded(res, fresh)
   return res
 end
 if redis.call('hexists', KEYS[1], owner) == 1 then
-  return latch_granted(KEYS[1], latch, req, recorded(reenter(KEYS[1], owner, lease, ARGV[3]), false))
+  return latch_granted(KEYS[1], latch, req, recorded(reenter(KEYS[1], owner, lease, ARGV[3], KEYS[4]), false))
 end
 local free = redis.call('exists', KEYS[1]) == 0
 local head = redis.call('zrange', KEYS[2], 0, 0)[1]

@@ -71,14 +71,22 @@ local function grant(key, owner, lease, token_key)
 end
 
 -- Nest one more hold of owner, who holds key; returns the acquire reply.
-local function reenter(key, owner, lease, non_reentrant)
+-- A hold a Redisson client began (same owner id) has no token yet: the
+-- re-entry draws one from token_key and records it, so Token is a real
+-- fencing token there too (issue 16).
+local function reenter(key, owner, lease, non_reentrant, token_key)
   if non_reentrant == '1' then
     return redis.error_reply('NON_REENTRANT lock already held by this owner')
   end
   local count = redis.call('hincrby', key, owner, 1)
   -- Re-entering never shortens the lease an outer hold relies on.
   extend(key, lease)
-  return {tonumber(redis.call('hget', key, 'redisync:token') or '0'), count}
+  local token = tonumber(redis.call('hget', key, 'redisync:token') or '0')
+  if token == 0 and token_key then
+    token = next_token(token_key)
+    redis.call('hset', key, 'redisync:token', string.format('%.0f', token))
+  end
+  return {token, count}
 end
 
 -- Latches, for owners that several handles share (WithOwner, or a Redisson

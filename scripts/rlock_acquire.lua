@@ -49,7 +49,7 @@ if fresh or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
   if fresh then
     res = grant(KEYS[1], ARGV[2], lease, KEYS[2])
   else
-    res = reenter(KEYS[1], ARGV[2], lease, ARGV[3])
+    res = reenter(KEYS[1], ARGV[2], lease, ARGV[3], KEYS[2])
   end
   if info and type(res) == 'table' and res.err == nil then
     info_record(info, ARGV[2], ARGV[6], lease, fresh)

@@ -49,7 +49,7 @@ for i = 1, n do
   if fresh then
     r = grant(key, owner, lease, KEYS[3 * i - 1])
   else
-    r = reenter(key, owner, lease, '0')
+    r = reenter(key, owner, lease, '0', KEYS[3 * i - 1])
   end
   if KEYS[3 * i] ~= KEYS[3 * i - 1] then -- the token key in its place: none
     info_record(KEYS[3 * i], owner, ARGV[4 * i], lease, fresh)
