@@ -1,13 +1,23 @@
 # Tests run against real redis-server processes (internal/redistest).
 .PHONY: test torture demo bench compare compare-quick redis-server interop
 
-# The root module but the fault harness's tier (make torture), then the
+# The root module but the fault harness's tier (make torture), and the
 # redisyncotel module (its own go.mod, so the core keeps no OpenTelemetry
-# dependency).
+# dependency), both at once. testprogress prints each package as it
+# finishes (plain go test holds a package's line back until every package
+# listed before it is done), the output of failing tests, the slowest tests
+# and the wall time. The packages mostly wait on servers and leases (at -p 2
+# the tests kept a quarter of the two cores busy), so more run at once than
+# there are cores: TESTFLAGS' -p and -parallel, measured in docs/testing.md.
+# go test starts packages in the order listed: the longest go first, so that
+# none of them starts last and sets the wall time alone.
+TESTFLAGS ?= -race -count=1 -p 4 -parallel 4
+SLOWFIRST = . ./cmd/redisync ./rlock ./redlock ./internal/lifecycle ./internal/outside ./internal/keyspace ./semaphore
 test: redis-server
 	go vet ./...
-	go test -race -count=1 $$(go list ./... | grep -v '/internal/torture$$')
-	cd redisyncotel && go vet ./... && go test -race -count=1 ./...
+	cd redisyncotel && go vet ./...
+	go run ./internal/testprogress -slow 5 -- $(TESTFLAGS) $(SLOWFIRST) $$(go list ./... | grep -v '/internal/torture$$') \
+		:: -C redisyncotel $(TESTFLAGS) ./...
 
 # The fault harness's CI tier: every primitive under its scenarios, a few
 # seconds each (about four minutes here). CI runs it after make test.
