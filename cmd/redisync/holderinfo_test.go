@@ -137,3 +137,13 @@ func TestRunRefusesAnOverlongLabel(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(strings.TrimSpace(r.stderr), "\n")+1, r.stderr)
 	assert.False(t, e.Exists(t, "who:long"))
 }
+
+// --verbose names the holder's host, pid and label while waiting.
+func TestVerboseWaitSaysWhoHolds(t *testing.T) {
+	e := locktest.Setup(t)
+	run := startRun(t, e, "who:busy", "--label", "the first one")
+	r := cli(t, e, "", "run", "--verbose", "--wait", "2500ms", "who:busy", "--", "true")
+	assert.Equal(t, exitBusy, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "pid "+strconv.Itoa(run.Process.Pid))
+	assert.Contains(t, r.stderr, "label the first one")
+}

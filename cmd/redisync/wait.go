@@ -170,7 +170,7 @@ func holders(r inspection) string {
 	}
 	var parts []string
 	for _, h := range r.Holders {
-		p := "held by " + printable(h.Owner)
+		p := "held by " + h.describe() // host, pid, program, age, label: escaped
 		if h.Side != "" {
 			p += " (" + h.Side + ")"
 		}
