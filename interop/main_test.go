@@ -43,7 +43,16 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer srv.Close()
+	// Everything started is stopped before the leak check, in reverse order.
+	var stops []func()
+	stop := func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+		stops = nil
+	}
+	defer stop()
+	stops = append(stops, srv.Close)
 	cmd, err := javaCommand(srv.Addr())
 	if err == nil {
 		java, err = startPeer("redisson", cmd)
@@ -52,7 +61,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer java.stop()
+	stops = append(stops, java.stop)
 	_, port, _ := strings.Cut(srv.Addr(), ":")
 	if cmd, err = nodeCommand(port); err == nil {
 		node, err = startPeer("node-redisson", cmd)
@@ -61,9 +70,10 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer node.stop()
+	stops = append(stops, node.stop)
 	peers = []*peer{java, node}
 	code := m.Run()
+	stop()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -167,3 +177,24 @@ func assertGone(t *testing.T, names ...string) {
 var tidSeq int
 
 func tid() string { tidSeq++; return strconv.Itoa(1000 + tidSeq) }
+
+// describe lists the keys of name with their contents, for failure messages.
+func describe(t *testing.T, name string) string {
+	rc := srv.Client(t)
+	all, _ := redistest.Do(t, rc, "KEYS", "*").AsStrSlice()
+	var b strings.Builder
+	for _, k := range all {
+		if !strings.Contains(k, name) {
+			continue
+		}
+		typ, _ := redistest.Do(t, rc, "TYPE", k).ToString()
+		ttl, _ := redistest.Do(t, rc, "PTTL", k).AsInt64()
+		fmt.Fprintf(&b, "[%s %s pttl=%d", k, typ, ttl)
+		if typ == "hash" {
+			m, _ := redistest.Do(t, rc, "HGETALL", k).AsStrMap()
+			fmt.Fprintf(&b, " %v", m)
+		}
+		b.WriteString("] ")
+	}
+	return b.String()
+}

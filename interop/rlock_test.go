@@ -64,10 +64,27 @@ func TestRLockWakesAcrossLibraries(t *testing.T) {
 				ctx := context.Background()
 				ch := channel(p, "redisson_lock__channel", name)
 
-				// Go waits, the foreign client releases.
-				them := tid()
-				p.lock(t, "lock", name, them, 0)
+				// The foreign client waits, Go releases. (This direction first:
+				// no redisync subscription lingers on the channel yet, so the
+				// subscriber seen is the foreign waiter.)
 				mu := rlock.New(c, name)
+				if err := mu.Lock(ctx); err != nil {
+					t.Fatal(err)
+				}
+				them := tid()
+				wait := p.send(t, "lock", "lock", name, them, "-1")
+				awaitSubscribers(t, ch, 1)
+				if err := mu.Unlock(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if a := p.await(t, wait, wakeWithin, "lock "+name); !a.ok {
+					t.Fatalf("%s: %s lock: %s", name, p.name, a.result)
+				}
+				p.unlock(t, "lock", name, them)
+
+				// Go waits, the foreign client releases.
+				them = tid()
+				p.lock(t, "lock", name, them, 0)
 				got := make(chan error, 1)
 				go func() { got <- mu.Lock(ctx) }()
 				awaitSubscribers(t, ch, 1)
@@ -82,18 +99,10 @@ func TestRLockWakesAcrossLibraries(t *testing.T) {
 					t.Fatalf("%s: rlock waiter not woken within %v of %s's release (listening on %s)", name, wakeWithin, p.name, ch)
 				}
 				t.Logf("%s: %s release -> rlock grant %v", name, p.name, time.Since(released))
-
-				// The foreign client waits, Go releases.
-				them = tid()
-				wait := p.send(t, "lock", "lock", name, them, "-1")
-				awaitSubscribers(t, ch, 1)
 				if err := mu.Unlock(ctx); err != nil {
 					t.Fatal(err)
 				}
-				if a := p.await(t, wait, wakeWithin, "lock "+name); !a.ok {
-					t.Fatalf("%s: %s lock: %s", name, p.name, a.result)
-				}
-				p.unlock(t, "lock", name, them)
+
 				assertGone(t, name)
 			}
 		})

@@ -163,6 +163,23 @@ func TestRWWakesAcrossLibraries(t *testing.T) {
 		ch := channel(java, "redisson_rwlock", name)
 		rw := rwlock.New(c, name)
 
+		// Redisson reads after redisync's write release. (This direction
+		// first: no redisync subscription lingers on the channel yet, so the
+		// subscriber seen is Redisson's waiter.)
+		if err := rw.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		reader := tid()
+		wait := java.send(t, "lock", "read", name, reader, "-1")
+		awaitSubscribers(t, ch, 1)
+		if err := rw.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if a := java.await(t, wait, wakeWithin, "read lock "+name+" "+describe(t, name)); !a.ok {
+			t.Fatalf("%s: Redisson read lock: %s", name, a.result)
+		}
+		java.unlock(t, "read", name, reader)
+
 		// Go reads after Redisson's write release.
 		writer := tid()
 		java.lock(t, "write", name, writer, 0)
@@ -181,21 +198,6 @@ func TestRWWakesAcrossLibraries(t *testing.T) {
 		if err := rw.RUnlock(ctx); err != nil {
 			t.Fatal(err)
 		}
-
-		// Redisson reads after redisync's write release.
-		if err := rw.Lock(ctx); err != nil {
-			t.Fatal(err)
-		}
-		reader := tid()
-		wait := java.send(t, "lock", "read", name, reader, "-1")
-		awaitSubscribers(t, ch, 1)
-		if err := rw.Unlock(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if a := java.await(t, wait, wakeWithin, "read lock "+name); !a.ok {
-			t.Fatalf("%s: Redisson read lock: %s", name, a.result)
-		}
-		java.unlock(t, "read", name, reader)
 		assertGone(t, name)
 	}
 }

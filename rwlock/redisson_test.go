@@ -2,6 +2,7 @@ package rwlock
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,7 +127,23 @@ func (j javaClient) eval(script string, keys []string, args ...string) rueidis.R
 	return j.e.Do(j.t, append(cmd, args...)...)
 }
 
-func (j javaClient) timeouts() string { return "{" + j.name + "}:" + j.owner + ":rwlock_timeout" }
+// base is Redisson's suffixName base: the name when it contains '{', else
+// the name in braces; channel is its prefixName of "redisson_rwlock".
+func (j javaClient) base() string {
+	if strings.Contains(j.name, "{") {
+		return j.name
+	}
+	return "{" + j.name + "}"
+}
+
+func (j javaClient) channel() string {
+	if strings.Contains(j.name, "{") {
+		return "redisson_rwlock:" + j.name
+	}
+	return "redisson_rwlock:{" + j.name + "}"
+}
+
+func (j javaClient) timeouts() string { return j.base() + ":" + j.owner + ":rwlock_timeout" }
 
 func (j javaClient) readLock() bool {
 	j.t.Helper()
@@ -135,7 +152,7 @@ func (j javaClient) readLock() bool {
 
 func (j javaClient) readUnlock() {
 	j.t.Helper()
-	res := j.eval(javaReadRelease, []string{j.name, "redisson_rwlock:{" + j.name + "}", j.timeouts(), "{" + j.name + "}"}, j.owner)
+	res := j.eval(javaReadRelease, []string{j.name, j.channel(), j.timeouts(), j.base()}, j.owner)
 	require.NoError(j.t, res.Error())
 }
 
@@ -146,7 +163,7 @@ func (j javaClient) writeLock() bool {
 
 func (j javaClient) writeUnlock() {
 	j.t.Helper()
-	require.NoError(j.t, j.eval(javaWriteRelease, []string{j.name, "redisson_rwlock:{" + j.name + "}"}, j.owner+":write").Error())
+	require.NoError(j.t, j.eval(javaWriteRelease, []string{j.name, j.channel()}, j.owner+":write").Error())
 }
 
 func TestRedissonReadWriteClientAndRedisyncExcludeEachOther(t *testing.T) {

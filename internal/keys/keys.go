@@ -40,16 +40,35 @@
 //
 // # Redisson's names keep Redisson's rule
 //
-// The rlock channel "redisson_lock__channel" and the rwlock channel
-// "redisson_rwlock" are Redisson's, and a Go and a Java client waiting on one
-// lock must hear each other, so they follow Redisson's rule:
-// prefix + ":{N}" when N has no tag, prefix + ":" + N when it has one (with the
-// effective tag in place of Redisson's "contains '{'" shortcut). That rule is
-// ambiguous, in Redisson too: "x" and "{x}" get one channel. Sharing a channel
-// costs only spurious wake-ups (waiters re-check and wait again); no lock state
-// lives in a channel. The rwlock's per-read-hold timeout keys are Redisson's
-// too ("{N}:<owner>:rwlock_timeout:<n>", see Tagged), with the same ambiguity;
-// there the owner id, unique per handle, keeps two locks apart.
+// The rlock channel "redisson_lock__channel", the rwlock channel
+// "redisson_rwlock" and the rwlock's read-hold timeout keys
+// "<base>:<owner>:rwlock_timeout:<n>" are Redisson's: a Go and a Java client
+// on one lock must hear each other's releases and see each other's read
+// holds, so these names follow Redisson's own rule, for every name (issue
+// 16), even where it is not the effective hash tag:
+//
+//	channel  prefix + ":" + N       when N contains '{'
+//	         prefix + ":{" + N + "}" otherwise
+//	base     N                      when N contains '{'   (Tagged)
+//	         "{" + N + "}"          otherwise
+//
+// Where the rule makes names meet: a name N without '{' and the name
+// "{" + N + "}" get the same channels and the same read-hold base ("x" and
+// "{x}"; also "a}b" and "{a}b}"). In Redisson too. Sharing a channel costs
+// only spurious wake-ups (waiters re-check and wait again; no lock state
+// lives in a channel), and in a shared read-hold base the owner id, unique
+// per handle, keeps two locks' keys apart. No other two names meet.
+//
+// Where the rule leaves the name's slot: a name that contains '{' but has no
+// effective hash tag ("a{b", "{}x", "a{}b") hashes as a whole string, while
+// "prefix:a{b" and "a{b:<owner>:rwlock_timeout:1" hash as other whole
+// strings, in other slots. On a single server (and Sentinel) that is
+// harmless. On a Redis Cluster the scripts that name both would be refused
+// (CROSSSLOT), so Derived reports such names not ok for Redisson's prefixes
+// and rlock and rwlock refuse them up front with ErrInvalidName (as they do
+// names that contain '}' without a tag, for every primitive); Redisson's
+// own lock fails on them there too. The other primitives, whose names are
+// all ours, accept them.
 package keys
 
 import "strings"
@@ -107,13 +126,14 @@ func HashTag(key string) (string, bool) {
 	return key[open+1 : open+1+end], true
 }
 
-// Derived returns the key or channel name for prefix and name, in name's
-// hash slot. For our prefixes it is prefix + ":{" + H + "}:" + name (see the
-// package doc: injective in name); for Redisson's (LockChannelPrefix,
-// RWChannelPrefix) it is Redisson's name. ok is false when no name in the
+// Derived returns the key or channel name for prefix and name. For our
+// prefixes it is prefix + ":{" + H + "}:" + name (see the package doc:
+// injective in name, in name's slot), and ok is false when no name in the
 // slot exists: name has no effective hash tag but contains '}' (for example
-// "{}" or "x}"). Such names work on a single server but not on a Redis
-// Cluster.
+// "{}" or "x}"). For Redisson's (LockChannelPrefix, RWChannelPrefix) it is
+// Redisson's name, and ok is false when that is not in name's slot: name has
+// no effective tag but contains a brace ("a{b", "{}x", "x}"). Names that are
+// not ok work on a single server but not on a Redis Cluster.
 func Derived(prefix, name string) (derived string, ok bool) {
 	if redisson(prefix) || tagOnly {
 		return redissonDerived(prefix, name)
@@ -134,11 +154,13 @@ func slotString(name string) (string, bool) {
 	return name, true
 }
 
-// redissonDerived is Redisson's prefixName: "prefix:name" when name has a
-// tag, "prefix:{name}" otherwise.
+// redissonDerived is Redisson's prefixName: "prefix:name" when name
+// contains '{', "prefix:{name}" otherwise. ok reports whether that is in
+// name's slot (see the package doc).
 func redissonDerived(prefix, name string) (string, bool) {
-	if _, tagged := HashTag(name); tagged {
-		return prefix + ":" + name, true
+	if strings.Contains(name, "{") {
+		_, tagged := HashTag(name)
+		return prefix + ":" + name, tagged
 	}
 	return prefix + ":{" + name + "}", !strings.Contains(name, "}")
 }
@@ -177,11 +199,13 @@ func Slot(key string) uint16 {
 	return crc % 16384
 }
 
-// Tagged returns name itself when it has an effective hash tag, and "{name}"
-// otherwise: a base that hashes like name, to which suffixes can be appended
-// (Redisson's read-write lock names its timeout keys "{name}:...").
+// Tagged returns Redisson's base for keys derived from name by suffix (its
+// suffixName; the read-write lock names its timeout keys "<base>:..."):
+// name itself when it contains '{', "{name}" otherwise. It hashes like name
+// when name has an effective tag or contains neither brace (see the package
+// doc).
 func Tagged(name string) string {
-	if _, tagged := HashTag(name); tagged {
+	if strings.Contains(name, "{") {
 		return name
 	}
 	return "{" + name + "}"

@@ -39,10 +39,61 @@ func TestSlotMatchesRedis(t *testing.T) {
 
 func TestDerivedSharesTheSlotOfTheName(t *testing.T) {
 	for _, name := range []string{"orders:42", "{x}y", "a{b", "a{b}c", "{{x}}", "é✓", "a b"} {
-		d, ok := Derived(LockChannelPrefix, name)
+		d, ok := Derived(SemHoldersPrefix, name)
 		assert.True(t, ok, name)
 		assert.Equal(t, Slot(name), Slot(d), "%s -> %s", name, d)
 	}
+	// Redisson's names are in the name's slot exactly when Derived says so.
+	for _, name := range []string{"orders:42", "{x}y", "a{b", "a{b}c", "{{x}}", "{}x", "a{}b", "x}", "é✓"} {
+		for _, prefix := range []string{LockChannelPrefix, RWChannelPrefix} {
+			d, ok := Derived(prefix, name)
+			assert.Equal(t, ok, Slot(name) == Slot(d), "%s -> %s", name, d)
+		}
+		assert.Equal(t, Slot(name) == Slot(Tagged(name)+":o:rwlock_timeout:1"), ok(name), name)
+	}
+}
+
+func ok(name string) bool { _, ok := Derived(LockChannelPrefix, name); return ok }
+
+// TestRedissonNames is the table interop/java's NamesTest checks against
+// Redisson itself (issue 16): Redisson decides by "the name contains '{'",
+// not by the effective hash tag, and so must we for the names we share.
+func TestRedissonNames(t *testing.T) {
+	for _, c := range []struct{ name, lock, rw, base string }{
+		{"x", "redisson_lock__channel:{x}", "redisson_rwlock:{x}", "{x}"},
+		{"{t}x", "redisson_lock__channel:{t}x", "redisson_rwlock:{t}x", "{t}x"},
+		{"a{b", "redisson_lock__channel:a{b", "redisson_rwlock:a{b", "a{b"},
+		{"{}x", "redisson_lock__channel:{}x", "redisson_rwlock:{}x", "{}x"},
+		{"a{}b", "redisson_lock__channel:a{}b", "redisson_rwlock:a{}b", "a{}b"},
+	} {
+		lock, _ := Derived(LockChannelPrefix, c.name)
+		rw, _ := Derived(RWChannelPrefix, c.name)
+		assert.Equal(t, c.lock, lock, c.name)
+		assert.Equal(t, c.rw, rw, c.name)
+		assert.Equal(t, c.base, Tagged(c.name), c.name)
+	}
+}
+
+// TestRedissonNamesMeetOnlyAsDocumented: two names get one Redisson channel
+// only when one is the other in braces and the other contains no '{' (the
+// package doc's "x" and "{x}").
+func TestRedissonNamesMeetOnlyAsDocumented(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		alphabet := rapid.SampledFrom([]rune{'a', 'b', '{', '}', ':'})
+		a := string(rapid.SliceOfN(alphabet, 1, 6).Draw(t, "a"))
+		b := string(rapid.SliceOfN(alphabet, 1, 6).Draw(t, "b"))
+		ca, _ := Derived(LockChannelPrefix, a)
+		cb, _ := Derived(LockChannelPrefix, b)
+		meet := a == b ||
+			(!strings.Contains(a, "{") && b == "{"+a+"}") ||
+			(!strings.Contains(b, "{") && a == "{"+b+"}")
+		if (ca == cb) != meet {
+			t.Fatalf("%q and %q: channels %q, %q", a, b, ca, cb)
+		}
+		if (Tagged(a) == Tagged(b)) != meet {
+			t.Fatalf("%q and %q: read-hold bases %q, %q", a, b, Tagged(a), Tagged(b))
+		}
+	})
 }
 
 func TestRedissonChannelsFollowRedisson(t *testing.T) {
@@ -163,7 +214,7 @@ func FuzzDerived(f *testing.F) {
 }
 
 func TestDerivedReportsNamesThatCannotShareASlot(t *testing.T) {
-	for _, name := range []string{"{}", "x}", "}"} {
+	for _, name := range []string{"{}", "x}", "}", "a{b", "{}x"} {
 		_, ok := Derived(LockChannelPrefix, name)
 		assert.False(t, ok, name)
 	}

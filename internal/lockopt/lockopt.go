@@ -88,7 +88,8 @@ func (o *Options) Resolve(e *engine.Engine) (owner string, lease time.Duration, 
 // when the name can be used: ErrInvalidName when it is empty, longer than
 // MaxNameLength, when it could alias a key derived for another name
 // (keys.Reserved: it starts with "redisync_" or contains ":rwlock_timeout:"),
-// or (on a Redis Cluster) when its keys cannot share one slot. Names are
+// or (on a Redis Cluster) when its keys cannot share one slot (for rlock and
+// rwlock also Redisson's channel and read-hold keys: "a{b", "{}x"). Names are
 // often data (an order id, a tenant), so a bad one is an error for the
 // caller to handle, never a panic.
 func CheckName(pkg string, e *engine.Engine, name string) error {
@@ -104,6 +105,11 @@ func CheckName(pkg string, e *engine.Engine, name string) error {
 	}
 	if _, ok := keys.Derived("", name); !ok && e.Cluster {
 		return fmt.Errorf("%s: name %q has no hash tag and contains '}', so its keys cannot share a Cluster slot: %w", pkg, name, errs.ErrInvalidName)
+	}
+	// rlock and rwlock share Redisson's channel and read-hold names, which
+	// follow Redisson's "contains '{'" rule (internal/keys' package doc).
+	if _, ok := keys.Derived(keys.LockChannelPrefix, name); !ok && e.Cluster && (pkg == "rlock" || pkg == "rwlock") {
+		return fmt.Errorf("%s: name %q contains a brace but no hash tag, so Redisson's channel for it is in another Cluster slot: %w", pkg, name, errs.ErrInvalidName)
 	}
 	return nil
 }
