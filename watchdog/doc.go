@@ -14,9 +14,9 @@
 // One goroutine sleeps until the earliest due time or deadline. When it wakes
 // it collects every lease due within the next TTL/6 — so holds taken at
 // different moments ride in the same batch — groups them by Renewer, and hands
-// each group to its Renewer in one call (for rlock: one pipelined round trip
-// per node, one multi-key script per hash slot; for redlock: one script call
-// per node, the nodes in parallel). Each renewal is scheduled from the time
+// each group to its Renewer in one call (for rlock: one multi-key script per
+// hash slot, pipelined on each node's connection; for redlock: one script
+// call per node, the nodes in parallel). Each renewal is scheduled from the time
 // its request was sent, never by resetting a timer after the reply, so a slow
 // reply cannot push the schedule past the lease.
 //
