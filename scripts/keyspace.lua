@@ -191,17 +191,26 @@ local function info_allowed(key)
 end
 
 -- Whether key is absent or a holder-info hash of ours that may be written.
+-- A yes is remembered for the rest of the call (only our own writes follow).
+local info_checked = {}
 local function info_ours(key)
-  return info_allowed(key) and foreign(key, 'hash') == nil
+  if info_checked[key] then
+    return true
+  end
+  local ok = info_allowed(key) and foreign(key, 'hash') == nil
+  info_checked[key] = ok
+  return ok
 end
 
 -- For acquire scripts, among their checks: the WRONGKIND reply when
 -- KEYS[i], the holder-info hash, holds something we never write there.
 local function info_refusal(i)
-  if not info_allowed(KEYS[i]) then
+  if info_checked[KEYS[i]] or not info_allowed(KEYS[i]) then
     return nil
   end
-  return check_own({{i, 'hash'}})
+  local refusal = check_own({{i, 'hash'}})
+  info_checked[KEYS[i]] = refusal == nil
+  return refusal
 end
 
 -- Record payload for owner's hold (after the acquire's checks). fresh: the
