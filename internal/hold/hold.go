@@ -115,7 +115,7 @@ type Hold struct {
 	// op serializes the handle's round trips (acquire, release, undo), so
 	// that counts and latches are never stale and releases reach Redis in
 	// order, before the next acquire.
-	op  sync.Mutex
+	op  opLock
 	seq uint64        // request ids (under op)
 	cur scripts.Latch // the latch of the acquire in flight (under op)
 
@@ -140,7 +140,7 @@ const LatchPrefix = "redisync:latch:"
 
 // New returns a Hold with no hold.
 func New(cfg Config) *Hold {
-	h := &Hold{cfg: cfg, done: closedChan, err: errs.ErrNotHeld}
+	h := &Hold{cfg: cfg, op: newOpLock(), done: closedChan, err: errs.ErrNotHeld}
 	h.self = [1]*Hold{h}
 	if cfg.Shared && cfg.Latched && !sharedOwnerAsUnique && !latchDisabled {
 		h.latch = LatchPrefix + cfg.Engine.NewOwner()
@@ -188,8 +188,16 @@ func AttemptAll(ctx context.Context, holds []*Hold, acquire AcquireAllFunc) (boo
 }
 
 func attemptAll(ctx context.Context, holds []*Hold, latched bool, acquire AcquireAllFunc) (bool, time.Duration, error) {
-	for _, h := range holds {
-		h.op.Lock()
+	// The op locks bound the wait by ctx: one may be held by a Client task
+	// still undoing an earlier attempt against a server that does not
+	// answer (up to the settle bound).
+	for i, h := range holds {
+		if err := h.op.LockCtx(ctx); err != nil {
+			for _, taken := range holds[:i] {
+				taken.op.Unlock()
+			}
+			return false, 0, err
+		}
 	}
 	a := &attempt{ctx: ctx, holds: holds, latched: latched}
 	defer func() {
@@ -312,7 +320,9 @@ type OwnAcquireFunc func(ctx context.Context) (res scripts.Acquired, sent time.T
 // reported; a held LocalCount handle nests without I/O. It reports whether
 // the handle now holds, and the error of acquire or of the queued releases.
 func (h *Hold) AttemptOwn(ctx context.Context, acquire OwnAcquireFunc) (bool, error) {
-	h.op.Lock()
+	if err := h.op.LockCtx(ctx); err != nil {
+		return false, err
+	}
 	handedOff := false
 	defer func() {
 		if !handedOff {
