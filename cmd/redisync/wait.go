@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -78,7 +79,7 @@ func (w *acquirer) acquire(sigs <-chan os.Signal) (int, os.Signal) {
 		case ctx.Err() != nil:
 			return w.lastTry(lastErr)
 		case !transient(a.err) || w.wait == 0:
-			return fail(w.stderr, w.what, exitError, "acquire %s: %v", printable(w.name), a.err), nil
+			return fail(w.stderr, w.what, exitError, "%s", acquireFailure(w.name, a.err)), nil
 		}
 		lastErr = a.err
 		if w.verbose {
@@ -110,7 +111,19 @@ func (w *acquirer) lastTry(lastErr error) (int, os.Signal) {
 	case lastErr != nil:
 		return fail(w.stderr, w.what, exitError, "%s: Redis failed until --wait %s passed: %v", printable(w.name), (*waitFlag)(&w.wait), err), nil
 	}
-	return fail(w.stderr, w.what, exitError, "acquire %s: %v", printable(w.name), err), nil
+	return fail(w.stderr, w.what, exitError, "%s", acquireFailure(w.name, err)), nil
+}
+
+// acquireFailure says why taking name failed, naming it once: the
+// library's errors already name the lock ("rlock \"x\": waiting for the
+// lock: EOF"); an error that does not gets the name in front. Both are
+// escaped for the terminal.
+func acquireFailure(name string, err error) string {
+	msg := err.Error()
+	if strings.Contains(msg, strconv.Quote(name)) {
+		return printable(msg)
+	}
+	return "acquire " + printable(name) + ": " + printable(msg)
 }
 
 // busy reports a hold taken by others: exit 75.
