@@ -126,6 +126,12 @@ func TestRLockSharedOwner(t *testing.T) {
 			if !p.try(t, "lock", name, them) {
 				t.Fatalf("%s refused its own owner's re-entry", p.name)
 			}
+			if n, err := mu.HoldCount(ctx); err != nil || n != 2 {
+				t.Fatalf("rlock HoldCount of the shared owner = %d, %v; want 2", n, err)
+			}
+			if p == java && java.mustOK(t, "held", "lock", name, them) != "true" {
+				t.Fatal("Redisson isHeldByThread false for its owner's hold taken by rlock")
+			}
 			if a := p.unlock(t, "lock", name, them); !a.ok {
 				t.Fatalf("%s unlock: %s", p.name, a.result)
 			}
@@ -137,6 +143,9 @@ func TestRLockSharedOwner(t *testing.T) {
 			}
 			if p.locked(t, "lock", name) {
 				t.Fatal("lock still held after both holds of the shared owner were released")
+			}
+			if locked, err := mu.IsLocked(ctx); err != nil || locked {
+				t.Fatalf("rlock IsLocked after the release = %v, %v", locked, err)
 			}
 			assertGone(t, name)
 		})
@@ -191,6 +200,9 @@ func TestRLockForceUnlockEitherSide(t *testing.T) {
 			name := names(t, p)[0]
 			them := tid()
 			p.lock(t, "lock", name, them, 0)
+			if locked, err := rlock.New(c, name).IsLocked(ctx); err != nil || !locked {
+				t.Fatalf("rlock IsLocked while %s holds = %v, %v", p.name, locked, err)
+			}
 			if ok, err := rlock.ForceUnlock(ctx, c, name); err != nil || !ok {
 				t.Fatalf("rlock.ForceUnlock of a %s hold = %v, %v", p.name, ok, err)
 			}

@@ -13,6 +13,11 @@
 //   unlock KIND NAME TID              OK, or ERR when not held
 //   force KIND NAME                   true | false
 //   locked KIND NAME                  true | false
+//   critical KIND NAME TID ROUNDS HOLD
+//                                     ROUNDS times: lock (watchdog), INCR
+//                                     NAME:inside (and NAME:overlaps when it was
+//                                     not 1) and NAME:entries, sleep HOLD ms,
+//                                     DECR NAME:inside, unlock; answers ROUNDS
 'use strict';
 
 const readline = require('node:readline');
@@ -42,9 +47,30 @@ function start(f) {
       return redisson.getLock(name).forceUnlock();
     case 'locked':
       return redisson.getLock(name).isLocked();
+    case 'critical':
+      return critical(lock, name, Number(f[5]), Number(f[6]));
     default:
       throw new Error(`unknown operation ${op}`);
   }
+}
+
+// The overlap detector: every holder counts itself in and out in Redis.
+async function critical(lock, name, rounds, holdMs) {
+  const redis = redisson.redis;
+  for (let i = 0; i < rounds; i++) {
+    await lock.lock();
+    try {
+      if ((await redis.incr(`${name}:inside`)) !== 1) {
+        await redis.incr(`${name}:overlaps`);
+      }
+      await redis.incr(`${name}:entries`);
+      await new Promise((resolve) => setTimeout(resolve, holdMs));
+      await redis.decr(`${name}:inside`);
+    } finally {
+      await lock.unlock();
+    }
+  }
+  return rounds;
 }
 
 function reply(id, text) {

@@ -4,7 +4,10 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
 import org.redisson.Redisson;
@@ -35,12 +38,22 @@ import org.redisson.config.Config;
  *   force KIND NAME                   forceUnlock: true | false
  *   locked KIND NAME                  isLocked: true | false
  *   held KIND NAME TID                isHeldByThread: true | false
+ *   critical KIND NAME TID ROUNDS HOLD
+ *                                     ROUNDS times: lock (watchdog), INCR NAME:inside
+ *                                     (and NAME:overlaps when it was not 1) and
+ *                                     NAME:entries, sleep HOLD ms, DECR NAME:inside,
+ *                                     unlock; answers ROUNDS
  * </pre>
  * End of input shuts the client down and exits.
  */
 public final class Driver {
     private final RedissonClient redisson;
     private final PrintStream out;
+    private final ExecutorService workers = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "critical");
+        t.setDaemon(true);
+        return t;
+    });
 
     private Driver(RedissonClient redisson, PrintStream out) {
         this.redisson = redisson;
@@ -116,9 +129,34 @@ public final class Driver {
                 return lock(f[2], f[3]).isLockedAsync();
             case "held":
                 return lock(f[2], f[3]).isHeldByThreadAsync(Long.parseLong(f[4]));
+            case "critical":
+                return CompletableFuture.supplyAsync(() -> critical(f[2], f[3], Long.parseLong(f[4]),
+                        Integer.parseInt(f[5]), Long.parseLong(f[6])), workers);
             default:
                 throw new IllegalArgumentException("unknown operation " + op);
         }
+    }
+
+    // The overlap detector: every holder counts itself in and out in Redis.
+    private int critical(String kind, String name, long tid, int rounds, long holdMs) {
+        RLock lock = lock(kind, name);
+        for (int i = 0; i < rounds; i++) {
+            lock.lockAsync(-1, TimeUnit.MILLISECONDS, tid).toCompletableFuture().join();
+            try {
+                if (redisson.getAtomicLong(name + ":inside").incrementAndGet() != 1) {
+                    redisson.getAtomicLong(name + ":overlaps").incrementAndGet();
+                }
+                redisson.getAtomicLong(name + ":entries").incrementAndGet();
+                Thread.sleep(holdMs);
+                redisson.getAtomicLong(name + ":inside").decrementAndGet();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            } finally {
+                lock.unlockAsync(tid).toCompletableFuture().join();
+            }
+        }
+        return rounds;
     }
 
     private static String describe(Throwable e) {
