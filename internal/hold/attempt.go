@@ -1,0 +1,315 @@
+package hold
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/redisync/redisync/internal/engine"
+	"github.com/redisync/redisync/internal/errs"
+	"github.com/redisync/redisync/scripts"
+	"github.com/redisync/redisync/watchdog"
+)
+
+// Attempt makes one acquisition with acquire, in the shape of engine.Attempt:
+// whether it acquired, and when busy the wait hint from the script.
+func (h *Hold) Attempt(ctx context.Context, acquire AcquireFunc) (bool, time.Duration, error) {
+	return attemptAll(ctx, h.self[:], true, func(ctx context.Context) ([]scripts.Acquired, scripts.Acquired, error) {
+		res, err := acquire(ctx)
+		if err != nil || !res.OK {
+			return nil, res, err
+		}
+		return []scripts.Acquired{res}, scripts.Acquired{}, nil
+	})
+}
+
+// AcquireAllFunc runs one script that acquires several holds, all or none:
+// one result per hold when granted, or (nil, busy) with busy.PTTL the wait
+// hint.
+type AcquireAllFunc func(ctx context.Context) (granted []scripts.Acquired, busy scripts.Acquired, err error)
+
+// AttemptAll makes one acquisition of several holds of one Client with a
+// single script (a same-slot multilock), with Attempt's guarantees for every
+// one of them. The holds must be passed in one canonical order (their op
+// locks are taken in it). The script keeps no latches: the undo of a
+// shared owner's grant there relies on the count it expects.
+func AttemptAll(ctx context.Context, holds []*Hold, acquire AcquireAllFunc) (bool, time.Duration, error) {
+	return attemptAll(ctx, holds, false, acquire)
+}
+
+func attemptAll(ctx context.Context, holds []*Hold, latched bool, acquire AcquireAllFunc) (bool, time.Duration, error) {
+	// The op locks bound the wait by ctx: one may be held by a Client task
+	// still undoing an earlier attempt against a server that does not
+	// answer (up to the settle bound).
+	for i, h := range holds {
+		if err := h.op.LockCtx(ctx); err != nil {
+			for _, taken := range holds[:i] {
+				taken.op.Unlock()
+			}
+			return false, 0, err
+		}
+	}
+	a := &attempt{ctx: ctx, holds: holds, latched: latched}
+	defer func() {
+		if !a.handedOff {
+			a.unlockOps()
+		}
+	}()
+	e := holds[0].cfg.Engine
+	if e.IsClosed() {
+		return false, 0, errs.ErrClosed
+	}
+	for _, h := range holds {
+		h.mu.Lock()
+		n := h.holds
+		h.mu.Unlock()
+		if n > 0 && h.cfg.NonReentrant {
+			return false, 0, errs.ErrNonReentrant
+		}
+	}
+	// The acquire is never abandoned in flight (see engine.Settle): its
+	// reply tells exactly what to undo. If ctx ends first, Lock returns at
+	// once and the Client's task awaits the reply, undoes a grant, and only
+	// then frees the handle for its next operation.
+	type outcome struct {
+		res    []scripts.Acquired
+		busy   scripts.Acquired
+		err    error
+		unsent bool // the acquire was not sent (queued releases failed first)
+	}
+	a.sent = time.Now()
+	out, ok := engine.Settle(e, ctx, func(actx context.Context) outcome {
+		// Releases this handle queued go first, in order, so an acquire
+		// never meets (and re-enters) a hold its own Unlock already ended.
+		for _, h := range holds {
+			if err := h.drain(actx); err != nil {
+				return outcome{err: err, unsent: true}
+			}
+		}
+		a.before = a.one[:0]
+		for _, h := range holds {
+			h.mu.Lock()
+			a.before = append(a.before, h.remote)
+			h.mu.Unlock()
+			h.cur = scripts.Latch{}
+			if a.latched {
+				h.cur = h.nextLatch()
+			}
+		}
+		a.sent = time.Now()
+		res, busy, err := acquire(actx)
+		return outcome{res: res, busy: busy, err: err}
+	}, func(out outcome) {
+		defer a.unlockOps()
+		if !out.unsent && (out.res != nil || (out.err != nil && !scripts.IsReply(out.err))) {
+			a.undo() // granted, or no reply: the release acts only on what this acquire did
+		}
+	})
+	if !ok {
+		a.handedOff = true
+		return false, 0, ctx.Err()
+	}
+	res, busy, err, sent := out.res, out.busy, out.err, a.sent
+	if err != nil {
+		if errors.Is(err, scripts.ErrNonReentrant) {
+			return false, 0, errs.ErrNonReentrant
+		}
+		if !out.unsent && !scripts.IsReply(err) {
+			// No reply: the script may have run. Undo grants we cannot see;
+			// if even that fails, the holds have no renewal and expire.
+			a.undoLater(e)
+		}
+		if ctx.Err() != nil {
+			return false, 0, ctx.Err()
+		}
+		return false, 0, err
+	}
+	if res == nil {
+		if ctx.Err() != nil {
+			return false, 0, ctx.Err()
+		}
+		return false, time.Duration(busy.PTTL) * time.Millisecond, nil
+	}
+	if ctx.Err() != nil {
+		// Granted, but the caller has gone: give it back.
+		a.undoLater(e)
+		return false, 0, ctx.Err()
+	}
+	if !expiredGrantReported {
+		for _, h := range holds {
+			if time.Since(sent) >= h.cfg.Lease-watchdog.Drift(h.cfg.Lease) {
+				// The reply came after the lease (less the drift margin)
+				// had run out by our clock: the grant may already be
+				// someone else's. Give it back and keep waiting.
+				a.undoLater(e)
+				return false, 0, nil
+			}
+		}
+	}
+	for i, h := range holds {
+		if err := h.granted(res[i], sent); err != nil {
+			a.undoLater(e)
+			return false, 0, err
+		}
+	}
+	return true, 0, nil
+}
+
+// OwnAcquireFunc makes an acquisition that the primitive settles itself
+// (redlock's quorum round, whose nodes answer separately): it never
+// abandons an acquire in flight, and gives back whatever it does not
+// report as granted. It returns the grant (res.OK false when busy or
+// failed) and when the acquisition was sent (the lease counts from there).
+type OwnAcquireFunc func(ctx context.Context) (res scripts.Acquired, sent time.Time, err error)
+
+// AttemptOwn makes one acquisition with acquire and keeps for it what
+// Attempt guarantees about the hold: the handle's queued releases reach
+// Redis first; a grant whose caller has gone, or whose lease had run out by
+// the local clock when acquire returned, is given back with Config.Release
+// by a Client task (the handle's next operation waits for it) and never
+// reported; a held LocalCount handle nests without I/O. It reports whether
+// the handle now holds, and the error of acquire or of the queued releases.
+func (h *Hold) AttemptOwn(ctx context.Context, acquire OwnAcquireFunc) (bool, error) {
+	if err := h.op.LockCtx(ctx); err != nil {
+		return false, err
+	}
+	handedOff := false
+	defer func() {
+		if !handedOff {
+			h.op.Unlock()
+		}
+	}()
+	e := h.cfg.Engine
+	if e.IsClosed() {
+		return false, errs.ErrClosed
+	}
+	h.mu.Lock()
+	n, before := h.holds, h.remote
+	nest := n > 0 && h.cfg.LocalCount && !h.cfg.NonReentrant
+	if nest {
+		h.holds++
+	}
+	h.mu.Unlock()
+	switch {
+	case nest:
+		return true, nil
+	case n > 0 && h.cfg.NonReentrant:
+		return false, errs.ErrNonReentrant
+	}
+	if err := h.drain(ctx); err != nil {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		return false, err
+	}
+	res, sent, err := acquire(ctx)
+	if err != nil || !res.OK {
+		return false, err
+	}
+	giveBack := func() {
+		handedOff = true
+		e.Go(func() {
+			defer h.op.Unlock()
+			h.compensate(ctx, before)
+		})
+	}
+	if ctx.Err() != nil {
+		giveBack() // granted, but the caller has gone
+		return false, ctx.Err()
+	}
+	if !expiredGrantReported && time.Since(sent) >= h.cfg.Lease-watchdog.Drift(h.cfg.Lease) {
+		giveBack() // the grant may already be someone else's
+		return false, nil
+	}
+	if err := h.granted(res, sent); err != nil {
+		giveBack()
+		return false, err
+	}
+	return true, nil
+}
+
+// attempt is the state of one attemptAll call: the holds whose op locks it
+// holds, and the owners' counts before it (what an undo restores). One
+// value instead of several closures keeps the hot path's allocations down.
+type attempt struct {
+	ctx       context.Context
+	holds     []*Hold
+	before    []int64
+	one       [1]int64  // before's storage for the usual single hold
+	sent      time.Time // when the acquire was sent
+	latched   bool      // the acquire script takes the holds' latches
+	handedOff bool      // a Client task unlocks the ops after the undo
+}
+
+func (a *attempt) unlockOps() {
+	for _, h := range a.holds {
+		h.op.Unlock()
+	}
+}
+
+// undo gives back whatever the acquire granted (see compensate).
+func (a *attempt) undo() {
+	for i, h := range a.holds {
+		var before int64
+		if i < len(a.before) {
+			before = a.before[i]
+		}
+		h.compensate(a.ctx, before)
+	}
+}
+
+// undoLater gives the undo to a Client task, which keeps the handle's
+// operations waiting until it is done: the caller returns at once even when
+// the network swallows the release's reply.
+func (a *attempt) undoLater(e *engine.Engine) {
+	a.handedOff = true
+	e.Go(func() {
+		defer a.unlockOps()
+		a.undo()
+	})
+}
+
+// granted records a successful acquisition.
+func (h *Hold) granted(res scripts.Acquired, sent time.Time) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	w := h.cfg.Engine.Watchdog
+	if h.renewal != nil { // re-entered: the lease was extended
+		h.holds++
+		h.remote = res.Count
+		w.Confirm(h.renewal, sent)
+		return nil
+	}
+	l := &watchdog.Lease{TTL: h.cfg.Lease, Fixed: h.cfg.Fixed, Target: h.cfg.RenewTarget(res.Token)}
+	if !h.cfg.Fixed {
+		l.Renewer = h.cfg.Renewer
+	}
+	l.OnLost = func(err error) { h.onLost(l, err) }
+	if err := w.Add(l, sent); err != nil {
+		return errs.ErrClosed
+	}
+	h.holds, h.remote, h.held = 1, res.Count, true
+	h.renewal, h.token, h.err, h.lost = l, res.Token, nil, false
+	h.done, h.since = make(chan struct{}), sent
+	return nil
+}
+
+// compensate undoes a grant whose reply we did not see or no longer want
+// (under op). With a latch it names the acquire's request; otherwise the
+// owner's count is either before (nothing happened) or before+1, and the
+// release acts only in the second case.
+func (h *Hold) compensate(ctx context.Context, before int64) {
+	bctx, cancel := engine.Background(ctx)
+	defer cancel()
+	args := scripts.ReleaseArgs{Expected: before + 1}
+	if h.cur.Field != "" {
+		args = scripts.ReleaseArgs{Expected: scripts.ReleaseUndo, Latch: h.cur}
+	}
+	r, err := h.send(bctx, args)
+	if err != nil {
+		return
+	}
+	h.mu.Lock()
+	h.remote = r.Count
+	h.mu.Unlock()
+}

@@ -1,0 +1,58 @@
+// Package hold is the hold of one lock handle: the state machine every lock
+// handle shares (rlock, fairlock, both sides of rwlock, semaphore permits,
+// redlock), with the primitive supplying its acquire, release and renew
+// scripts. A semaphore Permit is a hold of count one whose acquire is
+// sem_acquire.lua. A redlock acquires through AttemptOwn — its quorum round
+// settles its own nodes' replies — and keeps its count here only
+// (LocalCount): its release goes to every node. A multilock drives its
+// components' holds (AttemptAll for a one-script round) and shares the
+// Gate, but keeps a small hold of its own: see the multilock package doc
+// for why.
+//
+// A Hold knows how many holds its handle has (each Lock granted adds one,
+// each Unlock removes one), the fencing token, the Done channel and the
+// watchdog registration of the current hold. It runs a primitive's acquire
+// script through Attempt and its release script through Unlock, and makes
+// both safe against lost replies, cancellation and owners that several
+// handles share:
+//
+//   - an acquire is never abandoned in flight (its reply, one round trip,
+//     decides what to undo); a grant the caller no longer wants — or whose
+//     lease had already run out by the local clock when the reply came — is
+//     undone with an owner-checked release that acts only on what that
+//     acquire did;
+//   - Unlock always releases: it ends the hold locally at once (renewal
+//     stops, Done closes) and queues the release, whatever ctx says. ctx
+//     bounds only how long Unlock waits for the reply; when it ends first,
+//     a Client task finishes the release (bounded by
+//     engine.CompensateTimeout after ctx's end), and Client.Close waits for
+//     it. The handle's queued releases always reach Redis before its next
+//     acquire, in order;
+//   - a release whose reply never came stays queued and is re-sent, as the
+//     same request, before the handle's next operation; it never
+//     decrements twice;
+//   - a hold the watchdog reports lost closes Done, and the next Unlock
+//     removes whatever is left of it and reports the loss.
+//
+// # Idempotent release, with shared owners
+//
+// An owner used by one handle only (the default: a drawn owner id) has a
+// count in Redis that only this handle changes, one operation at a time, so
+// each release names the count it expects: a repeated release finds one
+// less and does nothing, and the undo of an acquire acts only if the count
+// is one more than before it.
+//
+// An owner id given with WithOwner may be shared by several handles (or a
+// Redisson client), and their counts mix, so expectations prove nothing:
+// "one less than I expected" may be another handle's release. Such a handle
+// has a latch: a field "redisync:latch:<handle id>" of the lock hash, where
+// each of its acquires and releases leaves its request id and outcome (a
+// handle's operations are serialized, so one field per handle suffices). A
+// retried release finds its own request there and replays the recorded
+// outcome instead of decrementing again; the undo of an acquire acts only
+// if that very acquire left its mark, and marks it undone so the acquire,
+// if it is still on its way, refuses. Every release also carries the
+// hold's fencing token, so it never acts on a later hold of the same owner.
+// Each handle releases exactly its own holds. The latch field goes away with
+// the hash; Redisson's scripts ignore it.
+package hold

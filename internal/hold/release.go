@@ -1,0 +1,271 @@
+package hold
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"github.com/redisync/redisync/internal/engine"
+	"github.com/redisync/redisync/internal/errs"
+	"github.com/redisync/redisync/scripts"
+	"github.com/redisync/redisync/watchdog"
+)
+
+// A job is one release that Unlock queued: it reaches Redis under op, in
+// order, and stays queued until Redis has answered it.
+type job struct {
+	kind    jobKind
+	token   uint64          // the hold's fencing token (kindOne)
+	renewal *watchdog.Lease // the hold it releases, still current when nested
+	result  error           // kindAll: the loss it reports
+
+	args  scripts.ReleaseArgs
+	fixed bool // args are drawn (at the first send): every resend repeats them
+	sends int
+
+	// done, when not nil, is closed when err is known; told reports that.
+	done chan struct{}
+	told bool
+	err  error
+}
+
+type jobKind uint8
+
+const (
+	kindOne  jobKind = iota // one hold of this handle
+	kindAll                 // whatever is left of a lost hold
+	kindAny                 // no hold on this handle: one of the owner's (WithOwner resumed)
+	kindWait                // no hold: wait for the releases queued before
+)
+
+// tell reports err to the job's Unlock, once (under mu).
+func (j *job) tell(err error) {
+	if j.told {
+		return
+	}
+	j.told, j.err = true, err
+	if j.done != nil {
+		close(j.done)
+	}
+}
+
+// Unlock releases one hold; see rlock.Mutex.Unlock for the contract.
+//
+// The hold ends locally at once: its count drops, and after the last one
+// renewal stops and Done closes. The release is queued and sent whatever
+// ctx says; ctx bounds only how long Unlock waits for the reply. If ctx is
+// done first, Unlock returns ctx.Err() and a Client task completes the
+// release (Client.Close waits for it).
+func (h *Hold) Unlock(ctx context.Context) error {
+	if unlockHonoursCtx && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	j := &job{}
+	h.mu.Lock()
+	n, lost, renewal := h.holds, h.lost, h.renewal
+	switch {
+	case n == 0 && lost:
+		h.lost = false
+		j.kind, j.result, j.token = kindAll, h.err, h.ended
+	case n == 0 && len(h.queue) > 0 && h.queue[0].told:
+		// An earlier Unlock was told an error and its release is still
+		// queued: this one sees it through (and releases nothing more).
+		j.kind = kindWait
+	case n == 0 && h.held:
+		// The handle's own holds are over (their releases done or under
+		// way): a second Unlock is turned away, as sync.Mutex's would be,
+		// and never takes a hold that is not this handle's.
+		h.mu.Unlock()
+		return errs.ErrNotHeld
+	case n == 0:
+		// This handle never held: an owner resumed with WithOwner may
+		// still hold in Redis (a process that crashed holding it).
+		j.kind = kindAny
+	case n > 1 && h.cfg.LocalCount:
+		h.holds-- // a nested hold Redis never saw
+		h.mu.Unlock()
+		return nil
+	default:
+		h.holds--
+		j.kind, j.token, j.renewal = kindOne, h.token, renewal
+	}
+	h.mu.Unlock()
+	if j.kind == kindOne && n == 1 {
+		if h.cfg.Engine.Watchdog.Remove(renewal) {
+			h.end(renewal, errs.ErrNotHeld, false)
+		} else {
+			// Lost while we were getting here. The watchdog's OnLost may
+			// not have run yet: end the hold now (OnLost then finds it
+			// ended), and remove whatever is left of it.
+			h.end(renewal, LostReason(h.cfg.Engine), false)
+			h.mu.Lock()
+			h.lost = false // this Unlock cleans up and reports it
+			j.kind, j.result, j.token = kindAll, h.err, h.ended
+			h.mu.Unlock()
+		}
+	}
+	return h.await(ctx, j)
+}
+
+// await queues j and sees the queue through: on this goroutine when ctx
+// cannot end, otherwise as a Client task that Unlock waits for until ctx
+// ends.
+func (h *Hold) await(ctx context.Context, j *job) error {
+	if ctx.Done() == nil {
+		h.mu.Lock()
+		h.queue = append(h.queue, j)
+		h.mu.Unlock()
+		h.op.Lock()
+		_ = h.drain(ctx)
+		h.op.Unlock()
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return j.err
+	}
+	j.done = make(chan struct{})
+	h.mu.Lock()
+	h.queue = append(h.queue, j)
+	h.mu.Unlock()
+	h.cfg.Engine.Go(func() {
+		dctx, cancel := engine.Detach(ctx)
+		defer cancel()
+		h.op.Lock()
+		defer h.op.Unlock()
+		_ = h.drain(dctx)
+	})
+	if err := ctx.Err(); err != nil {
+		return err // the hold has ended here; the release completes in the background
+	}
+	select {
+	case <-j.done:
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return j.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// drain sends the queued releases in order (under op). When one gets no
+// reply it stays queued, with everything after it, to be re-sent before the
+// handle's next operation; their Unlocks are told the error.
+func (h *Hold) drain(ctx context.Context) error {
+	for {
+		h.mu.Lock()
+		if len(h.queue) == 0 {
+			h.mu.Unlock()
+			return nil
+		}
+		j := h.queue[0]
+		h.mu.Unlock()
+		err, replied := h.run(ctx, j)
+		h.mu.Lock()
+		if !replied {
+			for _, k := range h.queue {
+				k.tell(err)
+			}
+			h.mu.Unlock()
+			return err
+		}
+		h.queue[0] = nil
+		h.queue = h.queue[1:]
+		if len(h.queue) == 0 {
+			h.queue = nil
+		}
+		j.tell(err)
+		h.mu.Unlock()
+	}
+}
+
+// run sends job j (under op) and reports what its Unlock returns, and
+// whether Redis answered.
+func (h *Hold) run(ctx context.Context, j *job) (error, bool) {
+	if j.kind == kindWait {
+		return nil, true
+	}
+	if !j.fixed {
+		j.fixed = true
+		switch j.kind {
+		case kindAll:
+			// Only the lost hold's remains: never a later hold of the owner.
+			j.args.Expected, j.args.Token = scripts.ReleaseAll, j.token
+		case kindAny:
+			j.args.Expected = scripts.ReleaseAny
+		default:
+			j.args.Token = j.token
+			h.mu.Lock()
+			j.args.Expected = h.remote
+			h.mu.Unlock()
+			if (h.cfg.Shared && !sharedOwnerAsUnique) || j.args.Expected <= 0 {
+				// Another handle may have changed the count: release one,
+				// guarded by the token and the latch.
+				j.args.Expected = scripts.ReleaseAny
+			}
+		}
+		j.args.Latch = h.nextLatch()
+	}
+	j.sends++
+	r, err := h.send(ctx, j.args)
+	if err != nil {
+		if scripts.IsReply(err) {
+			return h.wrap(err), true // an answer: the script did not run
+		}
+		return h.wrap(err), false
+	}
+	h.mu.Lock()
+	h.remote = r.Count
+	h.mu.Unlock()
+	switch j.kind {
+	case kindAll:
+		return j.result, true
+	case kindAny:
+		if !r.Acted {
+			return errs.ErrNotHeld, true
+		}
+		return nil, true
+	}
+	if !r.Acted && j.args.Expected > 0 && r.Count == j.args.Expected-1 && (r.Count > 0 || j.sends > 1) {
+		// An earlier send of this release, or another user of this unique
+		// owner (a Redisson client, an operator), already did it.
+		r.Acted = true
+	}
+	if !r.Acted {
+		// Our hold is gone: the lease ran out, or the key was deleted or
+		// taken over. A nested hold that was still current ends here.
+		if h.cfg.Engine.Watchdog.Remove(j.renewal) {
+			h.end(j.renewal, errs.ErrLockLost, false)
+		}
+		return errs.ErrLockLost, true
+	}
+	return nil, true
+}
+
+// send runs the release script, repeating it (the same request) after
+// transient transport errors for up to engine.CompensateTimeout.
+func (h *Hold) send(ctx context.Context, args scripts.ReleaseArgs) (scripts.Released, error) {
+	deadline := time.Now().Add(engine.CompensateTimeout)
+	backoff := 10 * time.Millisecond
+	for {
+		r, err := h.cfg.Release(ctx, args)
+		if err == nil || !engine.Transient(err) || ctx.Err() != nil || h.cfg.Engine.IsClosed() {
+			return r, err
+		}
+		wait := backoff/2 + rand.N(backoff/2+1)
+		if time.Now().Add(wait).After(deadline) {
+			return r, err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return r, err
+		}
+		backoff = min(2*backoff, 500*time.Millisecond)
+	}
+}
+
+// wrap says which release failed.
+func (h *Hold) wrap(err error) error {
+	return engine.WrapIO(h.cfg.Observed.Primitive+": release", h.cfg.Observed.Name, err)
+}
