@@ -82,15 +82,19 @@
 //
 // # How it works
 //
-// For a lock named N and owner O ({N} is N's hash tag, or N in braces when
-// it has none, as Redisson names it; H is N's hash tag, or N itself when it has none: our own keys carry the
-// whole name after the tag, so no two names share a key; every key shares N's
-// hash slot):
+// For a lock named N and owner O ({N} is N itself when N contains '{', or N
+// in braces otherwise, as Redisson names it; H is N's hash tag, or N itself
+// when it has none: our own keys carry the whole name after the tag, so no
+// two names share a key; every key shares N's hash slot, and names whose
+// Redisson names would not are refused on a Cluster):
 //
 //	N                                hash: "mode" = "read" | "write",
-//	                                 "O" = O's read count, "O:write" = O's write count,
-//	                                 "redisync:token" = "t<token>" (ours; Redisson ignores it),
-//	                                 PTTL = the longest remaining hold
+//	                                 "O" = O's read count, "O:write" = O's write count
+//	                                 (exactly Redisson's fields), PTTL = the longest
+//	                                 remaining hold
+//	redisync_rwlock_token:{H}:N      the current phase's token: "<token> w O:write" or
+//	                                 "<token> r", with the hash's PTTL (outside the hash:
+//	                                 Redisson's scripts count its fields)
 //	{N}:O:rwlock_timeout:<n>         string "1", one per read hold n of O, PX = that hold's
 //	                                 lease (Redisson's name: "x" and "{x}" share the base,
 //	                                 the owner id keeps them apart)
@@ -121,8 +125,9 @@
 // PUBLISH "1" (SPUBLISH on a Cluster), which wakes every waiter.
 //
 // Write acquire (rwlock_write_acquire.lua): if mode is absent, HSET mode
-// "write", O:write 1 and a fresh token, PEXPIRE lease, and withdraw O's
-// claim; if O already writes, HINCRBY; if O reads only, reply UPGRADE;
+// "write" and O:write 1, PEXPIRE lease, SET the phase key to a fresh token,
+// and withdraw O's claim; if O already writes, HINCRBY (a write hold a
+// Redisson client began gets its token now); if O reads only, reply UPGRADE;
 // otherwise register or refresh the claim (writer preference) and reply
 // with the PTTL. Write release (rwlock_write_release.lua): decrement
 // O:write; at zero, DEL the hash, or set mode "read" if O still reads; then
@@ -130,9 +135,10 @@
 // and wakes the readers it held back.
 //
 // The watchdog renews both sides in batches (rwlock_renew.lua, one script
-// per hash slot): a write hold while O:write and the token are there; a read
-// hold while O's count, the token and every one of O's timeout keys are
-// there, extending exactly those keys and the hash.
+// per hash slot): a write hold while O:write is there; a read hold while O's
+// count and every one of O's timeout keys are there, extending exactly those
+// keys, the hash and the phase key; either is gone when the phase key names
+// another token (a later hold of the same owner).
 //
 // # Interoperating with Redisson
 //
@@ -142,6 +148,7 @@
 // Redisson's readers ignore writer-preference claims; Redisson's read
 // release publishes "0", which wakes one redisync waiter rather than all
 // (others poll within the Client's MaxPoll); Redisson forms the "{N}" base
-// by "contains '{'" where redisync uses the effective hash tag, which
-// differs only for names like "a{b" that Redisson mishandles on a Cluster.
+// by "contains '{'", and so does redisync for every name Redisson shares
+// (internal/keys); names like "a{b" are refused on a Cluster. Checked
+// against Redisson itself by interop/ (docs/redisson.md).
 package rwlock
