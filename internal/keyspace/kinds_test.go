@@ -58,6 +58,7 @@ func derived(prefix, name string) string {
 func newHandle(c *redisync.Client, k kind, name string) *handle {
 	h := &handle{kind: k, name: name}
 	token := derived(keys.LockTokenPrefix, name)
+	info := derived(keys.HolderInfoPrefix, name) // holder metadata (issue 14)
 	switch k {
 	case kRLock:
 		m := rlock.New(c, name)
@@ -67,9 +68,10 @@ func newHandle(c *redisync.Client, k kind, name string) *handle {
 			_, err1 := m.IsLocked(ctx)
 			_, err2 := m.HoldCount(ctx)
 			_, err3 := m.TTL(ctx)
-			return errors.Join(err1, err2, err3)
+			_, err4 := m.Holders(ctx)
+			return errors.Join(err1, err2, err3, err4)
 		}
-		h.keys = []string{name, token}
+		h.keys = []string{name, token, info}
 	case kFair:
 		m := fairlock.New(c, name)
 		h.try, h.release = m.TryLock, m.Unlock
@@ -77,9 +79,10 @@ func newHandle(c *redisync.Client, k kind, name string) *handle {
 		h.inspect = func(ctx context.Context) error {
 			_, err1 := m.HoldCount(ctx)
 			_, err2 := m.Queue(ctx)
-			return errors.Join(err1, err2)
+			_, err3 := m.Holders(ctx)
+			return errors.Join(err1, err2, err3)
 		}
-		h.keys = []string{name, token, derived(keys.FairQueuePrefix, name), derived(keys.FairHeartbeatPrefix, name)}
+		h.keys = []string{name, token, derived(keys.FairQueuePrefix, name), derived(keys.FairHeartbeatPrefix, name), info}
 	case kRead, kWrite:
 		rw := rwlock.New(c, name)
 		if k == kRead {
@@ -116,12 +119,12 @@ func newHandle(c *redisync.Client, k kind, name string) *handle {
 			return errors.Join(err1, err2, err3, err4)
 		}
 		h.keys = []string{name, derived(keys.SemHoldersPrefix, name), derived(keys.SemPermitsPrefix, name),
-			derived(keys.SemQueuePrefix, name), derived(keys.SemHeartbeatPrefix, name)}
+			derived(keys.SemQueuePrefix, name), derived(keys.SemHeartbeatPrefix, name), info}
 	case kRedlock:
 		m := redlock.New([]*redisync.Client{c}, name)
 		h.try, h.release = m.TryLock, m.Unlock
-		h.inspect = func(context.Context) error { return nil }
-		h.keys = []string{name, derived(keys.RedlockTokenPrefix, name)}
+		h.inspect = func(ctx context.Context) error { _, err := m.Holders(ctx); return err }
+		h.keys = []string{name, derived(keys.RedlockTokenPrefix, name), info}
 	}
 	return h
 }
