@@ -1,6 +1,8 @@
 package redisync_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -8,7 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redis/rueidis"
+
 	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/internal/keys"
 	"github.com/redisync/redisync/internal/locktest"
 	"github.com/redisync/redisync/internal/redistest"
 	"github.com/redisync/redisync/rlock"
@@ -62,7 +67,9 @@ func clusterShardFault(t *testing.T, fault func(t *testing.T, victim *redistest.
 	// masters never declare the Cluster down: what is tested is the client.
 	const lease, faultFor, n = 900 * time.Millisecond, 1600 * time.Millisecond, 30
 	cl := redistest.StartCluster(t, 3)
-	c := redisync.New(cl.Client(t), redisync.WithWatchdogTimeout(lease))
+	rc := cl.Client(t)
+	nodeFor := slotOwners(t, cl, rc)
+	c := redisync.New(rc, redisync.WithWatchdogTimeout(lease))
 	t.Cleanup(func() { c.Close() })
 	bg := locktest.Bg()
 
@@ -75,7 +82,7 @@ func clusterShardFault(t *testing.T, fault func(t *testing.T, victim *redistest.
 	perNode := map[*redistest.Server]int{}
 	for i := range holds {
 		name := fmt.Sprintf("renewal:cluster:%d", i)
-		holds[i] = held{mu: rlock.New(c, name), node: cl.NodeFor(name)}
+		holds[i] = held{mu: rlock.New(c, name), node: nodeFor(name)}
 		perNode[holds[i].node]++
 		require.NoError(t, holds[i].mu.Lock(bg))
 	}
@@ -127,5 +134,44 @@ func clusterShardFault(t *testing.T, fault func(t *testing.T, victim *redistest.
 		assert.False(t, isDone(h.mu.Done()), "hold %d", i)
 		require.NoError(t, h.mu.Unlock(bg))
 		assert.Equal(t, int64(-2), direct[h.node](h.mu.Name()), "hold %d released", i)
+	}
+}
+
+// slotOwners maps a key to the master that serves its slot, from one CLUSTER
+// SLOTS. (Cluster.NodeFor runs redis-cli twice per key: on a machine with a
+// load average of 16, one of those calls for the 30 keys here outlived its
+// 5 s timeout.)
+func slotOwners(t *testing.T, cl *redistest.Cluster, rc rueidis.Client) func(key string) *redistest.Server {
+	t.Helper()
+	ranges, err := rc.Do(context.Background(), rc.B().ClusterSlots().Build()).ToArray()
+	require.NoError(t, err)
+	byAddr := map[string]*redistest.Server{}
+	for _, n := range cl.Nodes {
+		byAddr[n.Addr()] = n
+	}
+	var owner [16384]*redistest.Server
+	for _, r := range ranges {
+		// [first slot, last slot, [ip, port, id, ...] of the master, replicas...]
+		f, err := r.ToArray()
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, len(f), 3, "CLUSTER SLOTS entry")
+		lo, err1 := f[0].AsInt64()
+		hi, err2 := f[1].AsInt64()
+		m, err3 := f[2].ToArray()
+		require.NoError(t, errors.Join(err1, err2, err3))
+		require.GreaterOrEqual(t, len(m), 2, "CLUSTER SLOTS master")
+		ip, err1 := m[0].ToString()
+		port, err2 := m[1].AsInt64()
+		require.NoError(t, errors.Join(err1, err2))
+		n := byAddr[fmt.Sprintf("%s:%d", ip, port)]
+		require.NotNil(t, n, "CLUSTER SLOTS names %s:%d, not a node of the Cluster", ip, port)
+		for slot := lo; slot <= hi; slot++ {
+			owner[slot] = n
+		}
+	}
+	return func(key string) *redistest.Server {
+		n := owner[keys.Slot(key)]
+		require.NotNil(t, n, "no master serves the slot of %q", key)
+		return n
 	}
 }
