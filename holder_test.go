@@ -17,8 +17,10 @@ import (
 	"github.com/redisync/redisync/fairlock"
 	"github.com/redisync/redisync/internal/keys"
 	"github.com/redisync/redisync/internal/locktest"
+	"github.com/redisync/redisync/multilock"
 	"github.com/redisync/redisync/redlock"
 	"github.com/redisync/redisync/rlock"
+	"github.com/redisync/redisync/rwlock"
 	"github.com/redisync/redisync/semaphore"
 )
 
@@ -397,4 +399,84 @@ func TestWithHolderInfoFalseNeedsNoACLForTheSideKey(t *testing.T) {
 	assert.Nil(t, hs[0].Info)
 	require.NoError(t, m.Unlock(ctx))
 	assert.False(t, env.Exists(t, "acl:job"))
+}
+
+// Every lock handle offers the one inspection surface.
+var (
+	_ redisync.Inspector = (*rlock.Mutex)(nil)
+	_ redisync.Inspector = (*fairlock.Mutex)(nil)
+	_ redisync.Inspector = (*rwlock.RWMutex)(nil)
+	_ redisync.Inspector = (*redlock.Mutex)(nil)
+	_ redisync.Inspector = (*semaphore.Semaphore)(nil)
+	_ redisync.Inspector = (*multilock.Mutex)(nil)
+)
+
+// A multilock over rlocks in one slot takes them in one script
+// (rlock_acquire_all.lua), which records the metadata of each; the
+// multilock's inspection covers every component.
+func TestMultilockRecordsAndInspectsEveryComponent(t *testing.T) {
+	env := locktest.Setup(t, redisync.WithLabel("batch"))
+	ctx := locktest.Bg()
+	a, b := rlock.New(env.C, "{acct}:a"), rlock.New(env.C, "{acct}:b")
+	ml := multilock.New(a, b)
+	require.NoError(t, ml.Lock(ctx))
+	for _, name := range []string{"{acct}:a", "{acct}:b"} {
+		require.True(t, env.Exists(t, infoKey(name)), name)
+	}
+	locked, err := ml.IsLocked(ctx)
+	require.NoError(t, err)
+	assert.True(t, locked)
+	n, err := ml.HoldCount(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	hs, err := ml.Holders(ctx)
+	require.NoError(t, err)
+	require.Len(t, hs, 2)
+	for _, part := range hs {
+		require.Len(t, part, 1)
+		require.NotNil(t, part[0].Info)
+		assert.Equal(t, "batch", part[0].Info.Label)
+	}
+	require.NoError(t, ml.Unlock(ctx))
+	for _, name := range []string{"{acct}:a", "{acct}:b"} {
+		assert.False(t, env.Exists(t, infoKey(name)), name)
+	}
+	require.NoError(t, ml.Lock(ctx))
+	ok, err := ml.ForceUnlock(ctx)
+	require.NoError(t, err)
+	assert.True(t, ok)
+	env.WaitEmpty(t)
+}
+
+// A read-write lock's holders: one per owner and mode.
+func TestRWLockHolders(t *testing.T) {
+	env := locktest.Setup(t)
+	ctx := locktest.Bg()
+	r1, r2 := rwlock.New(env.C, "rw-holders"), rwlock.New(env.C, "rw-holders")
+	require.NoError(t, r1.RLock(ctx))
+	require.NoError(t, r2.RLock(ctx))
+	hs, err := r1.Holders(ctx)
+	require.NoError(t, err)
+	require.Len(t, hs, 2)
+	owners := map[string]string{}
+	for _, h := range hs {
+		owners[h.Owner] = h.Mode
+		assert.Equal(t, 1, h.Count)
+		assert.Positive(t, h.TTL)
+	}
+	assert.Equal(t, map[string]string{r1.Owner(): "read", r2.Owner(): "read"}, owners)
+	n, err := r1.HoldCount(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	require.NoError(t, r1.RUnlock(ctx))
+	require.NoError(t, r2.RUnlock(ctx))
+	w := rwlock.New(env.C, "rw-holders")
+	require.NoError(t, w.Lock(ctx))
+	hs, err = w.Holders(ctx)
+	require.NoError(t, err)
+	require.Len(t, hs, 1)
+	assert.Equal(t, redisync.Holder{Owner: w.Owner(), Mode: "write", Count: 1, TTL: hs[0].TTL, Info: hs[0].Info}, hs[0])
+	ok, err := w.ForceUnlock(ctx)
+	require.NoError(t, err)
+	assert.True(t, ok)
 }
