@@ -135,7 +135,7 @@ func inspect(ctx context.Context, rc rueidis.Client, name string) (inspection, e
 		}
 		switch {
 		case h["mode"] != "":
-			rd.rwlock(&r, h, derive(keys.RWWritersPrefix))
+			rd.rwlock(&r, h, derive(keys.RWWritersPrefix), derive(keys.RWTokenPrefix))
 		case h["capacity"] != "":
 			r.LeaseMs = 0
 			rd.semaphore(&r, h, derive)
@@ -261,9 +261,17 @@ func isCount(v string) bool {
 	return true
 }
 
-func (rd *reader) rwlock(r *inspection, h map[string]string, writersKey string) {
+func (rd *reader) rwlock(r *inspection, h map[string]string, writersKey, phaseKey string) {
 	r.Kind, r.Locked, r.Mode = "rwlock", true, h["mode"]
-	r.Token, _ = strconv.ParseUint(strings.TrimPrefix(h["redisync:token"], "t"), 10, 64)
+	// The phase key "<token> w|r ..." (scripts/rwlock_lib.lua); the hash
+	// field of the layout before it.
+	if rd.str("TYPE", phaseKey) == "string" {
+		digits, _, _ := strings.Cut(rd.str("GET", phaseKey), " ")
+		r.Token, _ = strconv.ParseUint(digits, 10, 64)
+	}
+	if r.Token == 0 {
+		r.Token, _ = strconv.ParseUint(strings.TrimPrefix(h["redisync:token"], "t"), 10, 64)
+	}
 	for f, v := range h {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if f == "mode" || strings.HasPrefix(f, reservedField) || err != nil {
