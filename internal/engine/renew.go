@@ -82,16 +82,13 @@ func (r *BatchRenewer) renew(ctx context.Context, leases []*watchdog.Lease, repo
 //
 // On a single server every call goes in one DoMulti: one pipelined round
 // trip. On a Cluster each hash slot's calls are a part of their own, sent
-// from their own goroutine (the round waits for all of them), because
-// rueidis's DoMulti returns only when every node has answered or ctx has
-// ended: in one DoMulti a paused master held back the replies of the
-// healthy ones until the round's bound, and the script-cache fallback
-// (NOSCRIPT after a restart, a SCRIPT FLUSH, or a script never loaded on a
-// node) then went out with a spent ctx, so the healthy masters' holds went
-// unanswered with the paused one's and were lost at their deadlines
-// (TestRueidisClusterDoMultiWaitsForEveryNode shows the rueidis side).
-// rueidis pipelines the concurrent parts on each node's connection, so a
-// part costs a goroutine, not a round trip.
+// from a goroutine of its own (RenewOn waits for all of them), because a
+// rueidis DoMulti returns only when every node has answered or ctx has ended
+// (TestRueidisClusterDoMultiWaitsForEveryNode): in one DoMulti a paused
+// master held back the healthy masters' replies until the round's bound,
+// their NOSCRIPT fallback then went out with the spent ctx, and their holds
+// were lost with the paused master's. rueidis pipelines concurrent parts on
+// each node's connection, so a part costs a goroutine, not a round trip.
 func RenewOn(ctx context.Context, e *Engine, script *scripts.RenewScript, targets []*RenewTarget) []watchdog.Result {
 	return renewOn(ctx, e, script, targets, nil)
 }
@@ -100,7 +97,7 @@ func RenewOn(ctx context.Context, e *Engine, script *scripts.RenewScript, target
 type renewCall struct {
 	leaseMs string
 	slot    uint16
-	part    []int // indexes into the round's targets
+	idx     []int // indexes into the round's targets
 }
 
 // renewOn is RenewOn, calling report (if not nil) for each target as soon
@@ -126,7 +123,7 @@ func renewOn(ctx context.Context, e *Engine, script *scripts.RenewScript, target
 	for _, g := range order {
 		idx := groups[g]
 		for start := 0; start < len(idx); start += MaxRenewBatch {
-			calls = append(calls, renewCall{leaseMs: g.leaseMs, slot: g.slot, part: idx[start:min(start+MaxRenewBatch, len(idx))]})
+			calls = append(calls, renewCall{leaseMs: g.leaseMs, slot: g.slot, idx: idx[start:min(start+MaxRenewBatch, len(idx))]})
 		}
 	}
 	out := make([]watchdog.Result, len(targets))
@@ -166,14 +163,12 @@ func splitBySlot(calls []renewCall) [][]renewCall {
 		bySlot[c.slot] = append(bySlot[c.slot], c)
 	}
 	slices.Sort(slots)
-	per := (len(slots) + MaxRenewParts - 1) / MaxRenewParts
-	parts := make([][]renewCall, 0, min(len(slots), MaxRenewParts))
-	for start := 0; start < len(slots); start += per {
-		var part []renewCall
-		for _, slot := range slots[start:min(start+per, len(slots))] {
-			part = append(part, bySlot[slot]...)
+	n := min(len(slots), MaxRenewParts)
+	parts := make([][]renewCall, n)
+	for k := range parts {
+		for _, slot := range slots[k*len(slots)/n : (k+1)*len(slots)/n] {
+			parts[k] = append(parts[k], bySlot[slot]...)
 		}
-		parts = append(parts, part)
 	}
 	return parts
 }
@@ -184,7 +179,7 @@ func splitBySlot(calls []renewCall) [][]renewCall {
 func runRenewCalls(ctx context.Context, e *Engine, script *scripts.RenewScript, targets []*RenewTarget, calls []renewCall, out []watchdog.Result, report func(int, watchdog.Result)) {
 	cmds := make(rueidis.Commands, len(calls))
 	for i, c := range calls {
-		cmds[i] = script.Command(e.RC, c.leaseMs, items(targets, c.part))
+		cmds[i] = script.Command(e.RC, c.leaseMs, items(targets, c.idx))
 	}
 	replies := e.RC.DoMulti(ctx, cmds...)
 	// Script cache flushed (restart, SCRIPT FLUSH) or never loaded: the
@@ -193,7 +188,7 @@ func runRenewCalls(ctx context.Context, e *Engine, script *scripts.RenewScript, 
 	var again []int
 	for i, res := range replies {
 		if scripts.IsNoScript(res.Error()) {
-			evals = append(evals, script.EvalCommand(e.RC, calls[i].leaseMs, items(targets, calls[i].part)))
+			evals = append(evals, script.EvalCommand(e.RC, calls[i].leaseMs, items(targets, calls[i].idx)))
 			again = append(again, i)
 		}
 	}
@@ -203,9 +198,9 @@ func runRenewCalls(ctx context.Context, e *Engine, script *scripts.RenewScript, 
 		}
 	}
 	for i, res := range replies {
-		part := calls[i].part
-		alive, err := scripts.ParseRenew(res, len(part))
-		for j, k := range part {
+		idx := calls[i].idx
+		alive, err := scripts.ParseRenew(res, len(idx))
+		for j, k := range idx {
 			switch {
 			case err != nil:
 				out[k] = watchdog.Result{Status: watchdog.Unknown, Err: err}
@@ -218,7 +213,7 @@ func runRenewCalls(ctx context.Context, e *Engine, script *scripts.RenewScript, 
 	}
 	if report != nil {
 		for _, c := range calls {
-			for _, k := range c.part {
+			for _, k := range c.idx {
 				report(k, out[k])
 			}
 		}
