@@ -92,7 +92,7 @@ func newHandle(c *redisync.Client, k kind, name string) *handle {
 		}
 		h.force = func(ctx context.Context) error { _, err := rwlock.ForceUnlock(ctx, c, name); return err }
 		h.inspect = func(context.Context) error { return nil } // rwlock has no queries
-		h.keys = []string{name, token, derived(keys.RWWritersPrefix, name),
+		h.keys = []string{name, token, derived(keys.RWWritersPrefix, name), derived(keys.RWTokenPrefix, name),
 			keys.Tagged(name) + ":" + rw.Owner() + ":rwlock_timeout:1"}
 	case kSem:
 		s := semaphore.New(c, name, 1)
