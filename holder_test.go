@@ -137,9 +137,11 @@ func checkThisProcess(t *testing.T, info *redisync.HolderInfo, label string) {
 func TestHolderInfoIsWrittenRenewedAndRemovedWithTheHold(t *testing.T) {
 	for _, k := range holdKinds() {
 		t.Run(k.name, func(t *testing.T) {
-			// A 900 ms watchdog lease renewed every 300 ms: after 2 s the
+			t.Parallel() // each kind on a server of its own
+			// A 2 s watchdog lease renewed every 667 ms (room for a loaded
+			// machine: Redlock's node timeout is lease/20): after 4.5 s the
 			// record must still be there, so renewals extend it.
-			env := locktest.Setup(t, redisync.WithLabel("nightly-report"), redisync.WithWatchdogTimeout(900*time.Millisecond))
+			env := locktest.Setup(t, redisync.WithLabel("nightly-report"), redisync.WithWatchdogTimeout(2*time.Second))
 			name := "holder-" + k.name
 			unlock := k.lock(t, env.C, name)
 
@@ -151,8 +153,9 @@ func TestHolderInfoIsWrittenRenewedAndRemovedWithTheHold(t *testing.T) {
 			require.True(t, env.Exists(t, infoKey(name)), "no side key")
 			assert.Positive(t, env.PTTL(t, infoKey(name)), "side key without expiry")
 
-			time.Sleep(2 * time.Second) // more than two leases
+			time.Sleep(4500 * time.Millisecond) // more than two leases
 			require.True(t, env.Exists(t, infoKey(name)), "the side key expired while the hold was renewed")
+			require.True(t, env.Exists(t, name), "the hold itself was lost")
 			hs = k.holders(t, env.C, name)
 			require.Len(t, hs, 1)
 			checkThisProcess(t, hs[0].Info, "nightly-report")
