@@ -158,6 +158,12 @@ func slotString(name string) (string, bool) {
 // contains '{', "prefix:{name}" otherwise. ok reports whether that is in
 // name's slot (see the package doc).
 func redissonDerived(prefix, name string) (string, bool) {
+	if effectiveTagRule {
+		if _, tagged := HashTag(name); tagged {
+			return prefix + ":" + name, true
+		}
+		return prefix + ":{" + name + "}", !strings.Contains(name, "}")
+	}
 	if strings.Contains(name, "{") {
 		_, tagged := HashTag(name)
 		return prefix + ":" + name, tagged
@@ -205,7 +211,7 @@ func Slot(key string) uint16 {
 // when name has an effective tag or contains neither brace (see the package
 // doc).
 func Tagged(name string) string {
-	if strings.Contains(name, "{") {
+	if _, tagged := HashTag(name); tagged || (strings.Contains(name, "{") && !effectiveTagRule) {
 		return name
 	}
 	return "{" + name + "}"
