@@ -37,7 +37,7 @@ interop: redis-server
 	cd interop/java && mvn -B -q --no-transfer-progress $(MAVEN_FLAGS) package
 	cd interop/node && npm ci --prefer-offline --no-audit --no-fund --loglevel=error
 	go vet -tags interop ./interop/
-	go test -race -count=1 -tags interop ./interop/
+	MAVEN_FLAGS="$(MAVEN_FLAGS)" go test -race -count=1 -tags interop ./interop/
 
 demo:
 	go run ./cmd/redisync demo
