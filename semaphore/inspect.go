@@ -22,9 +22,18 @@ import (
 // written before redisync.Holder existed still compiles.
 type Holder struct {
 	redisync.Holder
-	ID      string        // the Permit's ID: "<client uuid>:<n>" (= Owner)
-	Permits int           // how many permits it holds (= Count)
-	Lease   time.Duration // remaining lease, by the server's clock (= TTL)
+	// ID is the Permit's ID, "<client uuid>:<n>".
+	//
+	// Deprecated: use Owner (the same value).
+	ID string
+	// Permits is how many permits it holds.
+	//
+	// Deprecated: use Count (the same value).
+	Permits int
+	// Lease is the remaining lease, by the server's clock.
+	//
+	// Deprecated: use TTL (the same value).
+	Lease time.Duration
 }
 
 // Holders lists who holds permits, how many, for how long yet, and what
