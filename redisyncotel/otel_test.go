@@ -36,7 +36,24 @@ func TestMetricsAfterAcquireContendLose(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	require.NoError(t, a.Unlock(ctx))
 	require.NoError(t, <-got)
-	time.Sleep(200 * time.Millisecond) // a renewal
+	// A renewal before the loss: due every 100 ms, but a fixed 200 ms sleep
+	// saw none beside a second make test, so wait until one is counted.
+	locktest.Eventually(t, 5*time.Second, func() bool {
+		var rm metricdata.ResourceMetrics
+		require.NoError(t, reader.Collect(ctx, &rm))
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				if sum, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == "redisync.renewals" {
+					for _, dp := range sum.DataPoints {
+						if dp.Value > 0 {
+							return true
+						}
+					}
+				}
+			}
+		}
+		return false
+	}, "a renewal counted")
 	e.Do(t, "DEL", "otel:lock")
 	locktest.Eventually(t, 2*time.Second, func() bool { return b.Err() != nil }, "loss signalled")
 
