@@ -119,14 +119,14 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	any := false
+	found := false
 	var errs []error
 	for i, in := range ins {
 		ok, err := in.ForceUnlock(ctx)
-		any = any || ok
+		found = found || ok
 		if err != nil {
 			errs = append(errs, fmt.Errorf("multilock: component %q: %w", m.names[i], err))
 		}
 	}
-	return any, errors.Join(errs...)
+	return found, errors.Join(errs...)
 }

@@ -190,14 +190,14 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 		}()
 	}
 	wg.Wait()
-	any := false
+	found := false
 	for _, d := range deleted {
-		any = any || d
+		found = found || d
 	}
 	if err := errors.Join(failed...); err != nil {
-		return any, fmt.Errorf("redlock %q: force unlock: %w", m.name, err)
+		return found, fmt.Errorf("redlock %q: force unlock: %w", m.name, err)
 	}
-	return any, nil
+	return found, nil
 }
 
 // ForceUnlock deletes the Redlock named name on every node behind clients,
