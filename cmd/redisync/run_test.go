@@ -281,7 +281,11 @@ func TestRunVerboseAndTheReasonForALoss(t *testing.T) {
 	assert.Contains(t, r.stderr, "lease")
 	require.NoError(t, holder.Unlock(locktest.Bg()))
 
-	_, result := background(t, e, "run", "--lease", "300ms", "--grace", "2s", "job:verbose", "--", "sh", "-c", `trap 'exit 0' TERM; while :; do sleep 0.05; done`)
+	// The loss must be found by a renewal that sees the key gone, before
+	// the lease runs out. A 300 ms lease left 200 ms for that, and a
+	// starved process (load 47 beside a second make test) missed it and
+	// reported an unreachable Redis instead; 2 s leaves over a second.
+	_, result := background(t, e, "run", "--lease", "2s", "--grace", "2s", "job:verbose", "--", "sh", "-c", `trap 'exit 0' TERM; while :; do sleep 0.05; done`)
 	locktest.Eventually(t, 5*time.Second, func() bool { return e.Exists(t, "job:verbose") }, "lock taken")
 	e.Do(t, "DEL", "job:verbose")
 	r = result(10 * time.Second)
