@@ -67,6 +67,11 @@ func TestInspectAndUnlockShowWhoHoldsTheLock(t *testing.T) {
 	for _, want := range []string{"host " + host, "pid " + strconv.Itoa(run.Process.Pid), "program redisync", "label nightly-report #42", "started "} {
 		assert.Contains(t, r.stderr, want, "the confirmation says who holds it")
 	}
+	side, _ := keys.Derived(keys.HolderInfoPrefix, "who:nightly")
+	require.True(t, e.Exists(t, side))
+	r = cli(t, e, "", "unlock", "--force", "--yes", "who:nightly")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.False(t, e.Exists(t, side), "unlock --force left the holder's record")
 }
 
 // A label is anyone's choice, and so is what others write under the side
