@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,6 +68,7 @@ func clusterShardFault(t *testing.T, fault func(t *testing.T, victim *redistest.
 	// masters never declare the Cluster down: what is tested is the client.
 	const lease, faultFor, n = 900 * time.Millisecond, 1600 * time.Millisecond, 30
 	cl := redistest.StartCluster(t, 3)
+	stalled := watchStalls(t)
 	rc := cl.Client(t)
 	nodeFor := slotOwners(t, cl, rc)
 	c := redisync.New(rc, redisync.WithWatchdogTimeout(lease))
@@ -105,20 +107,13 @@ func clusterShardFault(t *testing.T, fault func(t *testing.T, victim *redistest.
 			undo()
 		}
 	})
-	// stalled is the longest this loop waited beyond its 20 ms sleep: on a
-	// loaded machine, how long the process went unscheduled. A stall longer
-	// than the lease's two thirds costs every hold, healthy or not; the
-	// failure messages say so to tell that apart from this defect.
-	var stalled time.Duration
-	for last := time.Now(); time.Since(started) < faultFor; {
+	for time.Since(started) < faultFor {
 		for i, h := range holds {
 			if h.node != victim && isDone(h.mu.Done()) {
-				t.Fatalf("hold %d on a healthy master lost (%v) %v into the fault (longest stall %v)", i, h.mu.Err(), time.Since(started), stalled)
+				t.Fatalf("hold %d on a healthy master lost (%v) %v into the fault (longest stall %v)", i, h.mu.Err(), time.Since(started), stalled())
 			}
 		}
 		time.Sleep(20 * time.Millisecond)
-		stalled = max(stalled, time.Since(last)-20*time.Millisecond)
-		last = time.Now()
 	}
 	for i, h := range holds {
 		if h.node == victim {
@@ -126,7 +121,7 @@ func clusterShardFault(t *testing.T, fault func(t *testing.T, victim *redistest.
 			assert.ErrorIs(t, h.mu.Err(), redisync.ErrLockLost)
 			continue
 		}
-		assert.Greater(t, direct[h.node](h.mu.Name()), int64(0), "hold %d's key alive on its healthy master (longest stall %v)", i, stalled)
+		assert.Greater(t, direct[h.node](h.mu.Name()), int64(0), "hold %d's key alive on its healthy master (longest stall %v)", i, stalled())
 	}
 	undo()
 	undone = true
@@ -180,5 +175,41 @@ func slotOwners(t *testing.T, cl *redistest.Cluster, rc rueidis.Client) func(key
 		n := owner[keys.Slot(key)]
 		require.NotNil(t, n, "no master serves the slot of %q", key)
 		return n
+	}
+}
+
+// watchStalls measures, until the test ends, how late a 10 ms ticker fires
+// at worst: on a loaded machine, the longest time the process went
+// unscheduled. A stall longer than two thirds of a lease costs every hold,
+// healthy or not, whatever the client does; failure messages name it so
+// that such a run is told apart from a fault costing healthy holds.
+func watchStalls(t *testing.T) (longest func() time.Duration) {
+	const tick = 10 * time.Millisecond
+	var mu sync.Mutex
+	var worst time.Duration
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		last := time.Now()
+		ticker := time.NewTicker(tick)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ticker.C:
+				now := time.Now() // when this goroutine ran, not when the tick was due
+				mu.Lock()
+				worst = max(worst, now.Sub(last)-tick)
+				mu.Unlock()
+				last = now
+			}
+		}
+	}()
+	t.Cleanup(func() { close(stop); <-done })
+	return func() time.Duration {
+		mu.Lock()
+		defer mu.Unlock()
+		return worst
 	}
 }
