@@ -337,6 +337,7 @@ func (w *Watchdog) renewEach(ctx context.Context, s StreamRenewer, batch []*Leas
 	var rest []*Lease
 	for i, done := range reported {
 		if !done {
+			reported[i] = true // a late report (a contract broken) is ignored
 			rest = append(rest, batch[i])
 		}
 	}
