@@ -30,7 +30,9 @@ func StartSentinel(t testing.TB, n int) *Sentinel {
 		host, port, _ := strings.Cut(master.Addr(), ":")
 		s.extra = []string{"--replicaof", host, port}
 	})[0]
-	waitFor(t, 10*time.Second, "replica linked", func() bool {
+	// Setup, not a property: the first sync forks the master, which took
+	// over 10 s beside a second make test at load 20-47.
+	waitFor(t, 30*time.Second, "replica linked", func() bool {
 		info, err := rawCommand(replica.Addr(), "INFO", "replication")
 		return err == nil && strings.Contains(info, "master_link_status:up")
 	})
