@@ -26,7 +26,9 @@ import org.redisson.config.Config;
  * read-write lock channels (from the release messages themselves) and the read-hold
  * timeout keys. The expected values are the table redisync's internal/keys tests check
  * for the Go side (TestRedissonNames there): the two must agree for the libraries to
- * hear each other. The Go interop test runs this class with -Dredis.address set.
+ * hear each other (that table names x, {t}x, a{b, {}x, a{}b; here they carry "nt-" so
+ * that they meet no key of the Go tests sharing the server). The Go interop test runs
+ * this class with -Dredis.address set.
  */
 class NamesTest {
     private static RedissonClient redisson;
@@ -52,11 +54,11 @@ class NamesTest {
 
     // name -> {lock channel, rwlock channel, read-hold timeout key prefix}
     private static final String[][] TABLE = {
-        {"x", "redisson_lock__channel:{x}", "redisson_rwlock:{x}", "{x}:"},
-        {"{t}x", "redisson_lock__channel:{t}x", "redisson_rwlock:{t}x", "{t}x:"},
-        {"a{b", "redisson_lock__channel:a{b", "redisson_rwlock:a{b", "a{b:"},
-        {"{}x", "redisson_lock__channel:{}x", "redisson_rwlock:{}x", "{}x:"},
-        {"a{}b", "redisson_lock__channel:a{}b", "redisson_rwlock:a{}b", "a{}b:"},
+        {"nt-x", "redisson_lock__channel:{nt-x}", "redisson_rwlock:{nt-x}", "{nt-x}:"},
+        {"{t}nt-x", "redisson_lock__channel:{t}nt-x", "redisson_rwlock:{t}nt-x", "{t}nt-x:"},
+        {"nt-a{b", "redisson_lock__channel:nt-a{b", "redisson_rwlock:nt-a{b", "nt-a{b:"},
+        {"{}nt-x", "redisson_lock__channel:{}nt-x", "redisson_rwlock:{}nt-x", "{}nt-x:"},
+        {"nt-a{}b", "redisson_lock__channel:nt-a{}b", "redisson_rwlock:nt-a{}b", "nt-a{}b:"},
     };
 
     @Test
@@ -72,20 +74,30 @@ class NamesTest {
             RReadWriteLock rw = redisson.getReadWriteLock(name);
             rw.readLock().lock(10, TimeUnit.SECONDS);
             List<String> timeouts = new ArrayList<>();
-            redisson.getKeys().getKeysByPattern("*rwlock_timeout*").forEach(timeouts::add);
+            redisson.getKeys().getKeysByPattern("*rwlock_timeout*").forEach(k -> {
+                if (k.startsWith(row[3])) {
+                    timeouts.add(k);
+                }
+            });
             assertEquals(1, timeouts.size(), "read-hold keys of " + name + ": " + timeouts);
             assertTrue(timeouts.get(0).startsWith(row[3] + redisson.getId() + ":"),
                     "read-hold key of " + name + ": " + timeouts.get(0));
             rw.readLock().unlock();
             awaitChannel(row[2]);
-            assertEquals(Collections.emptyList(), keys(), "keys left after " + name);
+            assertEquals(Collections.emptyList(), keys(name), "keys left after " + name);
         }
     }
 
-    private static List<String> keys() {
-        List<String> all = new ArrayList<>();
-        redisson.getKeys().getKeys().forEach(all::add);
-        return all;
+    // The keys that contain name (the Go tests share the server, and their
+    // keys with an expiry may still be there).
+    private static List<String> keys(String name) {
+        List<String> mine = new ArrayList<>();
+        redisson.getKeys().getKeys().forEach(k -> {
+            if (k.contains(name)) {
+                mine.add(k);
+            }
+        });
+        return mine;
     }
 
     private static void awaitChannel(String channel) throws InterruptedException {
