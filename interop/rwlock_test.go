@@ -201,3 +201,47 @@ func TestRWWakesAcrossLibraries(t *testing.T) {
 		assertGone(t, name)
 	}
 }
+
+// TestRWInspectAndForceUnlockEitherSide: each side's isLocked/holdCount see
+// the other's holds under a shared owner, and each side's force unlock frees
+// the other's hold.
+func TestRWInspectAndForceUnlockEitherSide(t *testing.T) {
+	c := goClient(t)
+	ctx := context.Background()
+	name := names(t, java)[0]
+	owner := tid()
+	rw := rwlock.New(c, name, rwlock.WithOwner(java.owner(owner)))
+	if err := rw.RLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	java.lock(t, "read", name, owner, 0)
+	if n, err := rw.HoldCount(ctx); err != nil || n != 2 {
+		t.Fatalf("rwlock HoldCount of the shared reader = %d, %v; want 2", n, err)
+	}
+	if java.mustOK(t, "held", "read", name, owner) != "true" {
+		t.Fatal("Redisson isHeldByThread false for its owner's read hold taken by rwlock")
+	}
+	if ok, err := rwlock.ForceUnlock(ctx, c, name); err != nil || !ok {
+		t.Fatalf("rwlock.ForceUnlock = %v, %v", ok, err)
+	}
+	if a := java.unlock(t, "read", name, owner); a.ok {
+		t.Fatal("Redisson read unlock after a force unlock succeeded")
+	}
+	_ = rw.RUnlock(ctx) // gone: ErrLockLost or ErrNotHeld
+
+	w := rwlock.New(c, name, rwlock.WithLease(time.Minute))
+	if err := w.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if locked, err := w.IsLocked(ctx); err != nil || !locked {
+		t.Fatalf("rwlock IsLocked = %v, %v", locked, err)
+	}
+	if java.mustOK(t, "force", "write", name) != "true" {
+		t.Fatal("Redisson write forceUnlock of a redisync write hold deleted nothing")
+	}
+	if locked, err := w.IsLocked(ctx); err != nil || locked {
+		t.Fatalf("rwlock IsLocked after Redisson's force unlock = %v, %v", locked, err)
+	}
+	_ = w.Unlock(ctx)
+	assertGone(t, name)
+}
