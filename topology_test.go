@@ -192,8 +192,14 @@ func handOff(t *testing.T, lock func() error, release func() error, waiting func
 	}
 }
 
+// rlockLease is the rlock suite's watchdog timeout. 300 ms (a renewal
+// every 100 ms, 200 ms of slack) lost the holder on the Cluster beside a
+// second make test, where the process goes unscheduled for 300 ms at times;
+// 1 s leaves over 600 ms.
+const rlockLease = time.Second
+
 func suiteRlock(t *testing.T, d *deployment) {
-	c := d.client(t, append(patient, redisync.WithWatchdogTimeout(300*time.Millisecond))...)
+	c := d.client(t, append(patient, redisync.WithWatchdogTimeout(rlockLease))...)
 	bg := context.Background()
 	for _, name := range []string{"plain-name", "{user:42}:cart"} {
 		var inside, overlaps atomic.Int32
@@ -228,10 +234,10 @@ func suiteRlock(t *testing.T, d *deployment) {
 		assert.Zero(t, overlaps.Load())
 		assert.True(t, slices.IsSorted(tokens) && len(slices.Compact(slices.Clone(tokens))) == len(tokens), "tokens rise")
 
-		holder, waiter := rlock.New(c, name, rlock.WithReentrant()), rlock.New(d.client(t, append(patient, redisync.WithWatchdogTimeout(300*time.Millisecond))...), name)
+		holder, waiter := rlock.New(c, name, rlock.WithReentrant()), rlock.New(d.client(t, append(patient, redisync.WithWatchdogTimeout(rlockLease))...), name)
 		require.NoError(t, holder.Lock(bg))
 		require.NoError(t, holder.Lock(bg)) // reentry
-		time.Sleep(time.Second)             // renewed past three leases
+		time.Sleep(3 * rlockLease)          // renewed past three leases
 		require.NoError(t, holder.Err())
 		d.sameNode(t, name)
 		require.NoError(t, holder.Unlock(bg))
