@@ -58,6 +58,7 @@ type progress struct {
 	running  map[string]time.Time           // package -> start
 	output   map[string]map[string][]string // package -> test ("" for the package) -> lines
 	tests    []result
+	longest  map[key]float64 // package and top-level test -> longest run of it or a subtest
 	passed   []string
 	failed   []string
 	failures int // failed tests
@@ -243,10 +244,22 @@ func (p *progress) testDone(ev event) {
 			fmt.Fprint(p.out, "    "+l)
 		}
 	}
-	if !strings.Contains(ev.Test, "/") {
-		p.tests = append(p.tests, result{short(ev.Package), ev.Test, ev.Elapsed})
+	// A test whose subtests run in parallel reports only the time of its
+	// own function, which returns before they start: it is charged its
+	// longest subtest, so the table shows where the time went.
+	top, _, _ := strings.Cut(ev.Test, "/")
+	k := key{ev.Package, top}
+	if p.longest == nil {
+		p.longest = map[key]float64{}
+	}
+	p.longest[k] = max(p.longest[k], ev.Elapsed)
+	if top == ev.Test {
+		p.tests = append(p.tests, result{short(ev.Package), ev.Test, p.longest[k]})
 	}
 }
+
+// key names a test of a package.
+type key struct{ pkg, test string }
 
 // heartbeat names the packages still running when none has finished for
 // quiet.
