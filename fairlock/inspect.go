@@ -66,5 +66,8 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 	}
 	k := m.keys
 	k.Info = m.e.HolderInfoKey(m.name) // also when this Client records none
+	if m.redissonWait != "" {
+		return scripts.FairRedissonForceUnlock(ctx, m.e.RC, &k, m.e.Publish)
+	}
 	return scripts.FairForceUnlock(ctx, m.e.RC, &k, m.e.Publish)
 }

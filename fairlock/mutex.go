@@ -33,6 +33,7 @@ type Mutex struct {
 	waitMs        string
 	gate          *hold.Gate // nil for a reentrant handle
 	hold          *hold.Hold
+	redissonWait  string // WithRedissonQueue: the thread wait time in ms; "": off
 }
 
 // New returns a fair lock named name on c. It does no I/O.
@@ -68,6 +69,19 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 			Holder:     holder,
 		},
 	}
+	if o.RedissonQueue > 0 {
+		// Redisson's RFairLock queue and channels (WithRedissonQueue), named
+		// by Redisson's rule: on a Cluster a name whose Redisson names leave
+		// its slot is refused.
+		redissonName := func(prefix string) string { k, _ := keys.Derived(prefix, name); return k }
+		m.keys.Queue = redissonName(keys.FairRedissonQueuePrefix)
+		m.keys.Heartbeats = redissonName(keys.FairRedissonTimeoutPrefix)
+		m.keys.Channel = redissonName(keys.LockChannelPrefix)
+		m.redissonWait = engine.Millis(o.RedissonQueue)
+		if _, ok := keys.Derived(keys.LockChannelPrefix, name); !ok && e.Cluster && m.nameErr == nil {
+			m.nameErr = fmt.Errorf("fairlock: name %q contains a brace but no hash tag, so Redisson's queue for it is in another Cluster slot: %w", name, redisync.ErrInvalidName)
+		}
+	}
 	m.channel = m.keys.WaiterChannel(owner)
 	if o.Gated() {
 		m.gate = hold.NewGate(o.NonReentrant, e.Closed())
@@ -80,6 +94,9 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 		Shared:       o.Owner != "", // WithOwner: other handles may hold as this owner
 		Latched:      true,
 		Release: func(ctx context.Context, a scripts.ReleaseArgs) (scripts.Released, error) {
+			if m.redissonWait != "" {
+				return scripts.FairRedissonRelease(ctx, e.RC, &m.keys, owner, m.leaseMs, e.Publish, a)
+			}
 			return scripts.FairReleaseWith(ctx, e.RC, &m.keys, owner, m.leaseMs, e.Publish, a)
 		},
 		Renewer:  e.LockRenewer, // the lock itself has the rlock layout
@@ -189,6 +206,10 @@ func (m *Mutex) check(ctx context.Context) error {
 
 func (m *Mutex) acquire(waitMs string) hold.AcquireFunc {
 	return func(ctx context.Context) (scripts.Acquired, error) {
+		if m.redissonWait != "" {
+			return scripts.FairRedissonAcquire(ctx, m.e.RC, &m.keys, m.leaseMs, m.owner, m.nonReentrant, waitMs != "0",
+				m.redissonWait, m.e.Publish, m.hold.Latch())
+		}
 		return scripts.FairAcquireLatched(ctx, m.e.RC, &m.keys, m.leaseMs, m.owner, m.nonReentrant, waitMs, m.e.Publish, m.hold.Latch())
 	}
 }
@@ -208,6 +229,10 @@ func (m *Mutex) attemptQueued(ctx context.Context) (bool, time.Duration, error) 
 func (m *Mutex) leave(ctx context.Context) {
 	bctx, cancel := engine.Background(ctx)
 	defer cancel()
+	if m.redissonWait != "" {
+		_, _ = scripts.FairRedissonLeave(bctx, m.e.RC, &m.keys, m.owner, m.e.Publish, m.redissonWait)
+		return
+	}
 	_, _ = scripts.QueueLeave(bctx, m.e.RC, m.keys.Queue, m.keys.Heartbeats, m.keys.Channel, m.owner, m.e.Publish)
 }
 
@@ -217,6 +242,9 @@ func (m *Mutex) leave(ctx context.Context) {
 func (m *Mutex) Queue(ctx context.Context) ([]string, error) {
 	if err := m.check(ctx); err != nil {
 		return nil, err
+	}
+	if m.redissonWait != "" { // Redisson's list
+		return m.e.RC.Do(ctx, m.e.RC.B().Lrange().Key(m.keys.Queue).Start(0).Stop(-1).Build()).AsStrSlice()
 	}
 	return m.e.RC.Do(ctx, m.e.RC.B().Zrange().Key(m.keys.Queue).Min("0").Max("-1").Build()).AsStrSlice()
 }

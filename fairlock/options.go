@@ -58,3 +58,27 @@ func WithNonReentrant() Option {
 func WithWaiterTimeout(d time.Duration) Option {
 	return func(o *lockopt.Options) { o.SetWaiterTimeout(d) }
 }
+
+// DefaultRedissonWait is Redisson's default thread wait time for RFairLock
+// (5 minutes), the deadline slot each waiter gets in its queue.
+const DefaultRedissonWait = 5 * time.Minute
+
+// WithRedissonQueue makes the handle wait in Redisson's RFairLock queue
+// (the list "redisson_lock_queue:{N}", the deadline zset
+// "redisson_lock_timeout:{N}", and the channel
+// "redisson_lock__channel:{N}:<owner>"), so Java and Go waiters on one name
+// are granted in one arrival order. wait is the queue's thread wait time,
+// which must equal the Java clients' (Redisson's default:
+// DefaultRedissonWait; 0 means that): a waiter that dies delays the queue
+// by up to it, as in Redisson, since Redisson's queue has no heartbeat. What
+// a mixed queue guarantees: docs/redisson.md. Handles with and without this
+// option on one name exclude each other but keep separate queues.
+// Default: off (redisync's own queue, with heartbeats and server time).
+func WithRedissonQueue(wait time.Duration) Option {
+	return func(o *lockopt.Options) {
+		if wait <= 0 {
+			wait = DefaultRedissonWait
+		}
+		o.RedissonQueue = wait
+	}
+}

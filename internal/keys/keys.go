@@ -85,12 +85,15 @@ const (
 	RWChannelPrefix     = "redisson_rwlock"
 	RWWritersPrefix     = "redisync_rwlock_writers"
 	RWTokenPrefix       = "redisync_rwlock_token"
-	SemHoldersPrefix    = "redisync_sem_holders"
-	SemPermitsPrefix    = "redisync_sem_permits"
-	SemQueuePrefix      = "redisync_sem_queue"
-	SemHeartbeatPrefix  = "redisync_sem_heartbeat"
-	SemChannelPrefix    = "redisync_sem_channel"
-	RedlockTokenPrefix  = "redisync_redlock_token"
+	// Redisson's RFairLock queue (fairlock.WithRedissonQueue).
+	FairRedissonQueuePrefix   = "redisson_lock_queue"
+	FairRedissonTimeoutPrefix = "redisson_lock_timeout"
+	SemHoldersPrefix          = "redisync_sem_holders"
+	SemPermitsPrefix          = "redisync_sem_permits"
+	SemQueuePrefix            = "redisync_sem_queue"
+	SemHeartbeatPrefix        = "redisync_sem_heartbeat"
+	SemChannelPrefix          = "redisync_sem_channel"
+	RedlockTokenPrefix        = "redisync_redlock_token"
 	// HolderInfoPrefix names the side hash that records who took each hold
 	// (host, pid, program, start, label): field = the hold's owner field (a
 	// semaphore's permit id), beside the lock and in its slot. It lives and
@@ -110,7 +113,8 @@ const RWTimeoutMarker = ":rwlock_timeout:"
 
 // redisson lists the prefixes whose names Redisson defines.
 func redisson(prefix string) bool {
-	return prefix == LockChannelPrefix || prefix == RWChannelPrefix
+	return prefix == LockChannelPrefix || prefix == RWChannelPrefix ||
+		prefix == FairRedissonQueuePrefix || prefix == FairRedissonTimeoutPrefix
 }
 
 // HashTag returns the effective hash tag of key and whether it has one.

@@ -32,6 +32,7 @@ type Options struct {
 	NonReentrant     bool
 	WaiterTimeout    time.Duration // 0: DefaultWaiterTimeout
 	WriterPreference bool
+	RedissonQueue    time.Duration // fairlock.WithRedissonQueue: the thread wait time; 0: off
 
 	leaseSet, ownerSet, waiterTimeoutSet bool
 }

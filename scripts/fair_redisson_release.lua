@@ -1,0 +1,36 @@
+-- fair_redisson_release: undo one hold (or all) of an owner, idempotently,
+-- and tell the head of Redisson's fair queue. Runs with lib.lua,
+-- keyspace.lua and fair_redisson_lib.lua prepended.
+--
+-- KEYS     as fair_redisson_acquire.lua
+-- ARGV[1]  owner id
+-- ARGV[2]  lease in milliseconds, applied when holds remain
+-- ARGV[3]  expected hold count before this release, as in rlock_release.lua
+-- ARGV[4]  "publish" or "spublish"
+-- ARGV[5..7] token, latch field, request id, as in rlock_release.lua
+--
+-- Reply: {acted, count} as rlock_release.lua. A full release deletes the
+-- hash, drops the heads whose deadline passed, and publishes "0" on the
+-- head's channel "redisson_lock__channel:{N}:<owner>" only.
+local shape = lock_shape(KEYS[1])
+if (shape ~= 'none' and shape ~= 'lock') or hold_count(KEYS[1], ARGV[1]) == nil then
+  return {0, 0}
+end
+do
+  local refusal = typed(2, 'list') or typed(3, 'zset') or check_own({{4, 'string', TOKEN}})
+    or permitted({{'hset', KEYS[1]}, {'hincrby', KEYS[1]}, {'pexpire', KEYS[1]}, {'del', KEYS[1]}, {'set', KEYS[4]},
+      {'lpop', KEYS[2]}, {'zrem', KEYS[3]}})
+  if refusal then
+    return refusal
+  end
+end
+local reply, deleted = release_hold(KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), KEYS[4],
+  tonumber(ARGV[5] or '0'), ARGV[6], ARGV[7])
+if deleted then
+  if KEYS[6] then
+    info_drop(KEYS[6], ARGV[1], true)
+  end
+  purge_heads(KEYS[2], KEYS[3], now_ms())
+  wake_redisson_head(KEYS[2], KEYS[5], ARGV[4])
+end
+return reply
