@@ -76,10 +76,25 @@
 // hash slot). The queue is not renewed: waiters keep it alive by
 // heartbeating.
 //
-// # Layout is redisync's own
+// # Redisson's fair queue (WithRedissonQueue)
 //
 // Redisson's fair lock keeps a list plus a zset of deadlines computed from
 // client clocks, gives each waiter a 5-minute slot, and stalls the queue
-// behind a dead waiter for that long. This layout is not compatible with it;
-// only rlock and rwlock share Redisson's layouts. Use one primitive per name.
+// behind a dead waiter for that long. By default this package's queue is its
+// own (the guarantees above); the lock hash is shared, so a Redisson RFairLock
+// and a Mutex on one name exclude each other, but each serves its own waiters.
+//
+// WithRedissonQueue(wait) makes a handle wait in Redisson's queue instead, so
+// Java and Go waiters on one name are served in one arrival order:
+//
+//	redisson_lock_queue:{N}              list of owner ids, arrival order
+//	redisson_lock_timeout:{N}            zset owner -> deadline (epoch ms)
+//	redisson_lock__channel:{N}:<owner>   the waiter's wake-up channel
+//
+// ({N}: Redisson's rule, N itself when N contains '{'.) The scripts
+// (fair_redisson_*.lua) keep Redisson's deadline arithmetic, with the server's
+// TIME for "now"; the guarantees are then Redisson's, not the ones above: no
+// heartbeats (a dead waiter delays the queue by up to wait), and Java clients
+// prune the queue by their own clocks. docs/redisson.md says exactly what a
+// mixed queue guarantees.
 package fairlock
