@@ -11,6 +11,7 @@
 -- thread wait time; when the lock is free, the new head is told.
 do
   local refusal = typed(2, 'list') or typed(3, 'zset')
+    or permitted({{'lrem', KEYS[2]}, {'zrem', KEYS[3]}, {'zincrby', KEYS[3]}})
   if refusal then
     return refusal
   end
