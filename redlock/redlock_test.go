@@ -162,12 +162,18 @@ func TestTokensRiseAcrossGrantsAndNodeRestarts(t *testing.T) {
 }
 
 func TestRestartedNodeSitsOutUntilOldLeasesEnd(t *testing.T) {
-	const lease = 800 * time.Millisecond
+	// A's first grant needs all three unpaused nodes to answer within the
+	// node timeout. With an 800 ms lease the default is 100 ms, and beside
+	// a second make test one node answered later than that (2 of 5
+	// granted); a quarter of a 2 s lease leaves 500 ms per node and still
+	// three quarters of the validity after waiting out the paused nodes.
+	const lease = 2 * time.Second
+	const nodeTimeout = lease / 4
 	ms := startMasters(t, 5, redisync.WithWatchdogTimeout(lease))
 	// A holds on nodes 0, 1, 2 only (3 and 4 paused while it acquires).
 	ms.srv[3].Pause()
 	ms.srv[4].Pause()
-	a := New(ms.clients, "amnesia")
+	a := New(ms.clients, "amnesia", WithNodeTimeout(nodeTimeout))
 	ok, err := a.TryLock(bg())
 	ms.srv[3].Resume()
 	ms.srv[4].Resume()
@@ -176,7 +182,7 @@ func TestRestartedNodeSitsOutUntilOldLeasesEnd(t *testing.T) {
 
 	// B has talked to every node before the restart (its attempt is busy).
 	bClients := ms.newClients(t, redisync.WithWatchdogTimeout(lease))
-	b := New(bClients, "amnesia")
+	b := New(bClients, "amnesia", WithNodeTimeout(nodeTimeout))
 	ok, err = b.TryLock(bg())
 	require.NoError(t, err)
 	require.False(t, ok)
