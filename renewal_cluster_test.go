@@ -14,10 +14,13 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/fairlock"
 	"github.com/redisync/redisync/internal/keys"
 	"github.com/redisync/redisync/internal/locktest"
 	"github.com/redisync/redisync/internal/redistest"
 	"github.com/redisync/redisync/rlock"
+	"github.com/redisync/redisync/rwlock"
+	"github.com/redisync/redisync/semaphore"
 )
 
 // TestRenewalPausedClusterMasterCostsOnlyItsOwnHolds (issue 12, defect 6):
@@ -60,9 +63,10 @@ func TestRenewalFailingClusterMasterCostsOnlyItsOwnHolds(t *testing.T) {
 	})
 }
 
-// clusterShardFault holds 30 locks spread over a 3-master Cluster, applies
-// fault to one master for longer than the lease, and checks that only that
-// master's holds are lost.
+// clusterShardFault holds 30 locks spread over a 3-master Cluster — every
+// kind the watchdog renews: rlock, fairlock, both rwlock sides, semaphore
+// permits — applies fault to one master for longer than the lease, and
+// checks that only that master's holds are lost.
 func clusterShardFault(t *testing.T, fault func(t *testing.T, victim *redistest.Server) (undo func())) {
 	// The fault stays below the Cluster's node timeout (2 s), so the other
 	// masters never declare the Cluster down: what is tested is the client.
@@ -75,18 +79,49 @@ func clusterShardFault(t *testing.T, fault func(t *testing.T, victim *redistest.
 	t.Cleanup(func() { c.Close() })
 	bg := locktest.Bg()
 
+	// The kinds in turn; key is the key whose PTTL the hold keeps up.
+	kinds := []func(i int) (wrongTypeHold, error){
+		func(i int) (wrongTypeHold, error) {
+			mu := rlock.New(c, fmt.Sprintf("renewal:cluster:rlock:%d", i))
+			return wrongTypeHold{mu.Done, mu.Err, func() error { return mu.Unlock(bg) }, mu.Name()}, mu.Lock(bg)
+		},
+		func(i int) (wrongTypeHold, error) {
+			mu := fairlock.New(c, fmt.Sprintf("renewal:cluster:fair:%d", i))
+			return wrongTypeHold{mu.Done, mu.Err, func() error { return mu.Unlock(bg) }, mu.Name()}, mu.Lock(bg)
+		},
+		func(i int) (wrongTypeHold, error) {
+			rw := rwlock.New(c, fmt.Sprintf("renewal:cluster:write:%d", i))
+			w := rw.WriteLocker()
+			return wrongTypeHold{w.Done, w.Err, func() error { return w.Unlock(bg) }, rw.Name()}, w.Lock(bg)
+		},
+		func(i int) (wrongTypeHold, error) {
+			rw := rwlock.New(c, fmt.Sprintf("renewal:cluster:read:%d", i))
+			r := rw.ReadLocker()
+			return wrongTypeHold{r.Done, r.Err, func() error { return r.Unlock(bg) }, rw.Name()}, r.Lock(bg)
+		},
+		func(i int) (wrongTypeHold, error) {
+			name := fmt.Sprintf("renewal:cluster:sem:%d", i)
+			p, err := semaphore.New(c, name, 2).Acquire(bg, 1)
+			if err != nil {
+				return wrongTypeHold{}, err
+			}
+			holders, _ := keys.Derived(keys.SemHoldersPrefix, name)
+			return wrongTypeHold{p.Done, p.Err, func() error { return p.Release(bg) }, holders}, nil
+		},
+	}
+
 	victim := cl.Nodes[0]
 	type held struct {
-		mu   *rlock.Mutex
+		wrongTypeHold
 		node *redistest.Server
 	}
 	holds := make([]held, n)
 	perNode := map[*redistest.Server]int{}
 	for i := range holds {
-		name := fmt.Sprintf("renewal:cluster:%d", i)
-		holds[i] = held{mu: rlock.New(c, name), node: nodeFor(name)}
+		h, err := kinds[i%len(kinds)](i)
+		require.NoError(t, err, "hold %d", i)
+		holds[i] = held{h, nodeFor(h.key)}
 		perNode[holds[i].node]++
-		require.NoError(t, holds[i].mu.Lock(bg))
 	}
 	require.Len(t, perNode, 3, "holds on every master: %v", perNode)
 	direct := map[*redistest.Server]func(key string) int64{}
@@ -109,19 +144,19 @@ func clusterShardFault(t *testing.T, fault func(t *testing.T, victim *redistest.
 	})
 	for time.Since(started) < faultFor {
 		for i, h := range holds {
-			if h.node != victim && isDone(h.mu.Done()) {
-				t.Fatalf("hold %d on a healthy master lost (%v) %v into the fault (longest stall %v)", i, h.mu.Err(), time.Since(started), stalled())
+			if h.node != victim && isDone(h.done()) {
+				t.Fatalf("hold %d (%s) on a healthy master lost (%v) %v into the fault (longest stall %v)", i, h.key, h.err(), time.Since(started), stalled())
 			}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	for i, h := range holds {
 		if h.node == victim {
-			assert.True(t, isDone(h.mu.Done()), "hold %d on the failing master not reported lost after %v", i, faultFor)
-			assert.ErrorIs(t, h.mu.Err(), redisync.ErrLockLost)
+			assert.True(t, isDone(h.done()), "hold %d (%s) on the failing master not reported lost after %v", i, h.key, faultFor)
+			assert.ErrorIs(t, h.err(), redisync.ErrLockLost, "hold %d (%s)", i, h.key)
 			continue
 		}
-		assert.Greater(t, direct[h.node](h.mu.Name()), int64(0), "hold %d's key alive on its healthy master (longest stall %v)", i, stalled())
+		assert.Greater(t, direct[h.node](h.key), int64(0), "hold %d's key %s alive on its healthy master (longest stall %v)", i, h.key, stalled())
 	}
 	undo()
 	undone = true
@@ -129,13 +164,13 @@ func clusterShardFault(t *testing.T, fault func(t *testing.T, victim *redistest.
 	for i, h := range holds {
 		if h.node == victim {
 			// Nobody renewed a lost hold: its lease ran out during the fault.
-			locktest.Eventually(t, 3*time.Second, func() bool { return direct[victim](h.mu.Name()) == -2 },
-				fmt.Sprintf("key of lost hold %d still there after the fault", i))
+			locktest.Eventually(t, 3*time.Second, func() bool { return direct[victim](h.key) == -2 },
+				fmt.Sprintf("key %s of lost hold %d still there after the fault", h.key, i))
 			continue
 		}
-		assert.False(t, isDone(h.mu.Done()), "hold %d", i)
-		require.NoError(t, h.mu.Unlock(bg))
-		assert.Equal(t, int64(-2), direct[h.node](h.mu.Name()), "hold %d released", i)
+		assert.False(t, isDone(h.done()), "hold %d (%s)", i, h.key)
+		require.NoError(t, h.release(), "hold %d (%s)", i, h.key)
+		assert.Equal(t, int64(-2), direct[h.node](h.key), "hold %d's key %s released", i, h.key)
 	}
 }
 
