@@ -1,0 +1,193 @@
+package mixedversion
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestLayoutDocNamesEverything keeps docs/layout.md honest: every string
+// constant of internal/keys (each key and channel prefix), every script,
+// every hash field a script writes or reads by a literal name, every message
+// a script publishes, the Go side's own field prefixes ("redisync:...") and
+// the holder-info version must appear in it, inside a `code` span. A name
+// the code gains without the document is a layout change nobody wrote down.
+func TestLayoutDocNamesEverything(t *testing.T) {
+	root := repoRoot(t)
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "layout.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spans := codeSpans(string(doc))
+	inDoc := func(s string) bool {
+		for _, sp := range spans {
+			if strings.Contains(sp, s) {
+				return true
+			}
+		}
+		return false
+	}
+	want := map[string]string{} // literal -> where the code has it
+	for name, v := range stringConsts(t, filepath.Join(root, "internal", "keys")) {
+		want[v] = "internal/keys." + name
+	}
+	luaFiles, err := filepath.Glob(filepath.Join(root, "scripts", "*.lua"))
+	if err != nil || len(luaFiles) == 0 {
+		t.Fatalf("no scripts found (%v)", err)
+	}
+	for _, f := range luaFiles {
+		base := filepath.Base(f)
+		want[base] = "scripts/" + base
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, lit := range luaLayoutLiterals(string(b)) {
+			want[lit] = "scripts/" + base
+		}
+	}
+	for lit, where := range goFieldPrefixes(t, root) {
+		want[lit] = where
+	}
+	version := stringConsts(t, root)["holderInfoVersion"]
+	if version == "" {
+		t.Fatal("holder.go: holderInfoVersion not found")
+	}
+	want["holderInfoVersion"] = "holder.go"
+	want[version+"|<server time in ms"] = "holder.go: holderInfoVersion = " + strconv.Quote(version)
+	for _, kind := range append([]string{"multilock"}, Kinds...) {
+		want["## "+kind] = "primitive " + kind
+	}
+	var missing []string
+	for lit, where := range want {
+		found := inDoc(lit)
+		if strings.HasPrefix(lit, "## ") {
+			found = regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(lit) + `\b`).Match(doc)
+		}
+		if !found {
+			missing = append(missing, strconv.Quote(lit)+" (from "+where+")")
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		t.Errorf("docs/layout.md does not name %d things the code uses (in a `code` span, or a heading for a primitive); "+
+			"write each down (a layout change also bumps the layout version):\n\t%s", len(missing), strings.Join(missing, "\n\t"))
+	}
+	if len(want) < 40 {
+		t.Errorf("only %d names collected from the code: the extraction is broken", len(want))
+	}
+}
+
+// codeSpans returns the text of every `...` span and indented code line.
+func codeSpans(doc string) []string {
+	var out []string
+	for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(doc, -1) {
+		out = append(out, m[1])
+	}
+	for _, line := range strings.Split(doc, "\n") {
+		if strings.HasPrefix(line, "    ") {
+			out = append(out, strings.TrimSpace(line))
+		}
+	}
+	return out
+}
+
+// stringConsts returns the string constants declared in the non-test Go
+// files of dir, by name.
+func stringConsts(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, p := range pkgs {
+		for _, f := range p.Files {
+			for _, d := range f.Decls {
+				g, ok := d.(*ast.GenDecl)
+				if !ok || g.Tok != token.CONST {
+					continue
+				}
+				for _, s := range g.Specs {
+					vs := s.(*ast.ValueSpec)
+					for i, v := range vs.Values {
+						if lit, ok := v.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+							if s, err := strconv.Unquote(lit.Value); err == nil {
+								out[vs.Names[i].Name] = s
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+var (
+	// A hash command on a key with literal field names after it.
+	luaHashCall = regexp.MustCompile(`redis\.p?call\('(?:hset|hsetnx|hget|hexists|hincrby|hdel)',\s*[^,()]+,\s*([^)]*)\)`)
+	// A publish: notify(publish, channel, 'message').
+	luaNotify = regexp.MustCompile(`notify\([^,]+,[^,]+,\s*'([^']*)'\)`)
+	luaQuoted = regexp.MustCompile(`'([^']*)'`)
+	decimal   = regexp.MustCompile(`^[0-9]+$`)
+)
+
+// luaLayoutLiterals returns the hash fields a script names literally and
+// the messages it publishes.
+func luaLayoutLiterals(src string) []string {
+	var out []string
+	for _, m := range luaHashCall.FindAllStringSubmatch(src, -1) {
+		for _, q := range luaQuoted.FindAllStringSubmatch(m[1], -1) {
+			// A formatted number is a token: the document writes <token>.
+			v := strings.ReplaceAll(q[1], "%.0f", "<token>")
+			if strings.TrimSpace(v) != "" && !decimal.MatchString(v) {
+				out = append(out, v)
+			}
+		}
+	}
+	for _, m := range luaNotify.FindAllStringSubmatch(src, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// goFieldPrefixes returns the "redisync:..." literals of the non-test Go
+// code outside this package: fields the Go side names in lock hashes.
+func goFieldPrefixes(t *testing.T, root string) map[string]string {
+	t.Helper()
+	lit := regexp.MustCompile(`"(redisync:[a-z_]+:?)"`)
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "mixedversion" || d.Name() == "testdata" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range lit.FindAllStringSubmatch(string(b), -1) {
+			rel, _ := filepath.Rel(root, path)
+			out[m[1]] = rel
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
