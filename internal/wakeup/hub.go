@@ -65,6 +65,7 @@ type channel struct {
 	stop      context.CancelFunc
 	done      chan struct{} // closed when the receiver goroutine has exited
 	linger    *time.Timer   // set while the channel has no waiter and lingers
+	broadcast bool          // JoinAll: every message wakes every waiter
 }
 
 // Waiter is one local waiter's membership of a channel.
@@ -115,6 +116,16 @@ func (h *Hub) Join(ctx context.Context, name string) *Waiter {
 		h.mu.Unlock()
 		return w
 	}
+}
+
+// JoinAll is Join for a channel whose every message is meant for every
+// local waiter, "0" included: a countdown latch's "0" opens it for all.
+func (h *Hub) JoinAll(ctx context.Context, name string) *Waiter {
+	w := h.Join(ctx, name)
+	h.mu.Lock()
+	w.ch.broadcast = true
+	h.mu.Unlock()
+	return w
 }
 
 // Ready is closed once the server has confirmed the subscription.
@@ -252,7 +263,7 @@ func (h *Hub) receive(ctx context.Context, ch *channel) {
 		err := h.rc.Receive(rctx, h.subscribeCmd(ch.name), func(m rueidis.PubSubMessage) {
 			h.mu.Lock()
 			defer h.mu.Unlock()
-			if m.Message == "0" {
+			if m.Message == "0" && !ch.broadcast {
 				wakeOne(ch)
 			} else {
 				wakeAll(ch)
