@@ -8,9 +8,10 @@ import (
 	"strconv"
 )
 
-// Kinds are the primitives the driver runs (multilock has no keys of its
-// own, and an rwlock's read side shares its write side's hash).
-var Kinds = []string{"rlock", "fairlock", "rwlock", "semaphore", "redlock"}
+// Kinds are the primitives the driver runs: "rwlock" is the write side,
+// "rwlock-read" the read side of the same lock (multilock has no keys of
+// its own, the countdown latch excludes nothing).
+var Kinds = []string{"rlock", "fairlock", "rwlock", "rwlock-read", "semaphore", "redlock"}
 
 // mixable lists, for a pair of different layout versions {old, new}, the
 // kinds whose holds still exclude each other when both run on one name.
@@ -23,7 +24,7 @@ var mixable = map[[2]int][]string{
 	// two queues do not see each other: no FIFO across versions). A
 	// semaphore's holders and permits moved to new derived keys, so each
 	// version counts only its own permits: it grants twice.
-	{0, 1}: {"rlock", "fairlock", "rwlock", "redlock"},
+	{0, 1}: {"rlock", "fairlock", "rwlock", "rwlock-read", "redlock"},
 }
 
 // Expect reports whether kind's holds must exclude each other between a

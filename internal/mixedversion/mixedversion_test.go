@@ -37,8 +37,9 @@ const runFor = 4 * time.Second
 // TestMixedVersionsExclude runs the previous release's driver and HEAD's
 // against one redis-server, every kind on shared names, and checks that
 // they exclude each other where their layouts say they must (Expect): no
-// critical section ever overlaps another, fencing tokens only grow, and
-// both builds got in (so the check is not vacuous).
+// critical section ever overlaps another (no reader beside a writer),
+// fencing tokens only grow, and both builds got in (so the check is not
+// vacuous). About 6 s with a warm build cache, 20 s cold.
 func TestMixedVersionsExclude(t *testing.T) {
 	root := repoRoot(t)
 	base, why := baseRef(t, root)
@@ -197,7 +198,10 @@ func copyDir(t *testing.T, from, to string) {
 func build(t *testing.T, dir, bin string, env ...string) {
 	t.Helper()
 	start := time.Now()
-	cmd := exec.Command("go", "build", "-o", bin, "./internal/mixedversion/driver")
+	// -trimpath: the base tree is a new temporary directory each run; with
+	// its path left out of the build, the build cache serves the next run
+	// (about 1 s instead of 10).
+	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./internal/mixedversion/driver")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), append([]string{"GOFLAGS="}, env...)...)
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -10,6 +10,13 @@
 // token into "<prefix>:<kind>:last" (SET ... GET): a token not above the
 // one before it is a regression. At the end it prints one JSON line per
 // kind (Report) on stdout.
+//
+// The rwlock's two sides run as two kinds on one lock name: "rwlock" takes
+// the write side and "rwlock-read" the read side. Readers may share, so a
+// reader counts itself in "<prefix>:rwlock:readers" and checks that no
+// writer is inside; a writer checks, after its INCR, that no reader is (of
+// two that overlap, the later one to count itself sees the other). Read
+// holds of one phase share a token, so readers check no token order.
 package main
 
 import (
@@ -49,12 +56,13 @@ type Report struct {
 type section struct {
 	acquire func(ctx context.Context) (token uint64, err error)
 	release func(ctx context.Context) error
+	shared  bool // a read hold: others may hold with it
 }
 
 func main() {
 	addr := flag.String("addr", "", "redis-server address")
 	prefix := flag.String("prefix", "mixedversion", "prefix of the lock names and counter keys")
-	kinds := flag.String("kinds", "rlock,fairlock,rwlock,semaphore,redlock", "primitives to run, comma-separated")
+	kinds := flag.String("kinds", "rlock,fairlock,rwlock,rwlock-read,semaphore,redlock", "primitives to run, comma-separated")
 	label := flag.String("label", "", "this build's name in the reports")
 	run := flag.Duration("for", 3*time.Second, "how long to keep taking locks")
 	workers := flag.Int("workers", 2, "handles per kind, each in its own goroutine")
@@ -83,14 +91,14 @@ func drive(addr, prefix, label string, kinds []string, run time.Duration, worker
 		reports[i] = &Report{Label: label, Kind: kind}
 		var mu sync.Mutex
 		for range workers {
-			s, err := newSection(c, kind, prefix+"-"+kind)
+			s, err := newSection(c, kind, prefix+"-"+strings.TrimSuffix(kind, "-read"))
 			if err != nil {
 				return err
 			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				loop(rc, s, prefix+":"+kind, deadline, holdFor, reports[i], &mu)
+				loop(rc, s, prefix+":"+strings.TrimSuffix(kind, "-read"), deadline, holdFor, reports[i], &mu)
 			}()
 		}
 	}
@@ -109,13 +117,16 @@ func newSection(c *redisync.Client, kind, name string) (section, error) {
 	switch kind {
 	case "rlock":
 		m := rlock.New(c, name)
-		return section{func(ctx context.Context) (uint64, error) { err := m.Lock(ctx); return m.Token(), err }, m.Unlock}, nil
+		return section{func(ctx context.Context) (uint64, error) { err := m.Lock(ctx); return m.Token(), err }, m.Unlock, false}, nil
 	case "fairlock":
 		m := fairlock.New(c, name)
-		return section{func(ctx context.Context) (uint64, error) { err := m.Lock(ctx); return m.Token(), err }, m.Unlock}, nil
+		return section{func(ctx context.Context) (uint64, error) { err := m.Lock(ctx); return m.Token(), err }, m.Unlock, false}, nil
 	case "rwlock":
 		w := rwlock.New(c, name).WriteLocker()
-		return section{func(ctx context.Context) (uint64, error) { err := w.Lock(ctx); return w.Token(), err }, w.Unlock}, nil
+		return section{func(ctx context.Context) (uint64, error) { err := w.Lock(ctx); return w.Token(), err }, w.Unlock, false}, nil
+	case "rwlock-read":
+		r := rwlock.New(c, name).ReadLocker()
+		return section{func(ctx context.Context) (uint64, error) { err := r.Lock(ctx); return r.Token(), err }, r.Unlock, true}, nil
 	case "semaphore":
 		s := semaphore.New(c, name, 1)
 		var p *semaphore.Permit
@@ -129,10 +140,11 @@ func newSection(c *redisync.Client, kind, name string) (section, error) {
 				return p.Token(), nil
 			},
 			func(ctx context.Context) error { return p.Release(ctx) },
+			false,
 		}, nil
 	case "redlock":
 		m := redlock.New([]*redisync.Client{c}, name)
-		return section{func(ctx context.Context) (uint64, error) { err := m.Lock(ctx); return m.Token(), err }, m.Unlock}, nil
+		return section{func(ctx context.Context) (uint64, error) { err := m.Lock(ctx); return m.Token(), err }, m.Unlock, false}, nil
 	}
 	return section{}, fmt.Errorf("unknown kind %q", kind)
 }
@@ -164,14 +176,26 @@ func loop(rc rueidis.Client, s section, counter string, deadline time.Time, hold
 			fail(fmt.Errorf("acquire: %w", err))
 			continue
 		}
-		inside(rc, counter, token, holdFor, r, note, fail)
+		if s.shared {
+			reading(rc, counter, holdFor, r, note, fail)
+		} else {
+			inside(rc, counter, token, holdFor, r, note, fail)
+		}
 		ctx, cancel = context.WithTimeout(context.Background(), acquireTimeout)
 		if err := s.release(ctx); err != nil {
 			fail(fmt.Errorf("release: %w", err))
 		}
 		cancel()
+		if s.shared {
+			// Readers leave gaps, or together they could keep the lock in
+			// read mode for the whole run and starve the writers.
+			time.Sleep(readerPause)
+		}
 	}
 }
+
+// readerPause is a reader's rest between two read holds.
+const readerPause = 10 * time.Millisecond
 
 // inside is the critical section: count who is in, check the token.
 func inside(rc rueidis.Client, counter string, token uint64, holdFor time.Duration, r *Report, note func(func()), fail func(error)) {
@@ -186,17 +210,45 @@ func inside(rc rueidis.Client, counter string, token uint64, holdFor time.Durati
 		fail(fmt.Errorf("set last token: %w", err))
 	}
 	last, _ := strconv.ParseUint(prev, 10, 64)
+	readers, err := rc.Do(ctx, rc.B().Get().Key(counter+":readers").Build()).AsInt64()
+	if err != nil && !rueidis.IsRedisNil(err) {
+		fail(fmt.Errorf("get readers: %w", err))
+	}
 	time.Sleep(holdFor)
 	if err := rc.Do(ctx, rc.B().Decr().Key(counter+":inside").Build()).Error(); err != nil {
 		fail(fmt.Errorf("decr: %w", err))
 	}
 	note(func() {
 		r.Sections++
-		if n > 1 {
+		if n > 1 || readers > 0 {
 			r.Overlaps++
 		}
 		if prev != "" && token <= last {
 			r.Regressions++
+		}
+	})
+}
+
+// reading is a read hold's section: count the readers in, and check that
+// no writer is inside.
+func reading(rc rueidis.Client, counter string, holdFor time.Duration, r *Report, note func(func()), fail func(error)) {
+	ctx := context.Background()
+	if err := rc.Do(ctx, rc.B().Incr().Key(counter+":readers").Build()).Error(); err != nil {
+		fail(fmt.Errorf("incr readers: %w", err))
+		return
+	}
+	writers, err := rc.Do(ctx, rc.B().Get().Key(counter+":inside").Build()).AsInt64()
+	if err != nil && !rueidis.IsRedisNil(err) {
+		fail(fmt.Errorf("get writers: %w", err))
+	}
+	time.Sleep(holdFor)
+	if err := rc.Do(ctx, rc.B().Decr().Key(counter+":readers").Build()).Error(); err != nil {
+		fail(fmt.Errorf("decr readers: %w", err))
+	}
+	note(func() {
+		r.Sections++
+		if writers > 0 {
+			r.Overlaps++
 		}
 	})
 }
