@@ -39,6 +39,9 @@ type Mutex struct {
 	// afterReplies, when set (tests), runs after phase 1's replies are in
 	// and before the validity is computed: a pause there must fail.
 	afterReplies func()
+	// duringCollect, when set (tests), runs once phase 1's node wait has
+	// begun (a client stalled there must not fail the nodes).
+	duringCollect func()
 
 	gate *hold.Gate // nil for a reentrant handle
 	// hold is the handle's hold: count, token, Done, Err, renewal and the
@@ -283,7 +286,9 @@ func (m *Mutex) round(ctx context.Context, start time.Time) (uint64, *QuorumErro
 	value := m.owner + ":" + strconv.FormatUint(m.rounds.Add(1), 10)
 
 	p := m.sendAcquires(ctx, value)
-	if !p.collect(ctx, start.Add(m.nodeTimeout)) {
+	// The wait leaves at least half the lease as validity, however long
+	// the process stalls in it.
+	if !p.collect(ctx, m.nodeTimeout, m.lease/2-time.Since(start)) {
 		if mutantAbandon {
 			_, rest := m.release(ctx, m.allNodes(), value, m.releaseWait())
 			m.awaitLate(rest)
@@ -317,7 +322,7 @@ func (m *Mutex) round(ctx context.Context, start time.Time) (uint64, *QuorumErro
 	valid := validity(m.lease, now.Sub(start))
 	if granted >= quorum(len(m.nodes)) && valid > 0 {
 		token := chooseToken(readings)
-		fenceErrs := fanOut(ctx, m.nodes, m.nodeTimeout, func(ctx context.Context, i int, n *node) error {
+		fenceErrs := fanOut(ctx, m.nodes, m.nodeTimeout, valid, func(ctx context.Context, i int, n *node) error {
 			if nodeErrs[i] != nil {
 				return nodeErrs[i]
 			}
@@ -464,27 +469,47 @@ func (m *Mutex) Done() <-chan struct{} { return m.hold.Done() }
 // a loss, and redisync.ErrNotHeld otherwise.
 func (m *Mutex) Err() error { return m.hold.Err() }
 
-// fanOut runs f on every node in parallel, each bounded by timeout, and
-// waits for all of them (stragglers are cancelled, then awaited; their
-// error is ErrNodeTimeout). Only for commands that may be abandoned in
-// flight (fence, renew): never for an acquire or a release.
-func fanOut(ctx context.Context, nodes []*node, timeout time.Duration, f func(ctx context.Context, i int, n *node) error) []error {
-	errs := make([]error, len(nodes))
-	var wg sync.WaitGroup
-	for i, n := range nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			nctx, cancel := context.WithTimeout(ctx, timeout)
-			defer cancel()
-			errs[i] = f(nctx, i, n)
-			if errs[i] != nil && ctx.Err() == nil && nctx.Err() != nil {
-				// The node timeout, not the caller's ctx: say so, so that a
-				// live ctx never sees context.DeadlineExceeded.
-				errs[i] = ErrNodeTimeout
-			}
-		}()
+// fanOut runs f on every node in parallel and waits for the replies for
+// timeout, as a nodeWait counts it (a stall of this process is not the
+// nodes'), but never past limit; stragglers are then cancelled and
+// awaited, and their error is ErrNodeTimeout. A reply that is in by then
+// counts. Only for commands that may be abandoned in flight (fence): never
+// for an acquire or a release.
+func fanOut(ctx context.Context, nodes []*node, timeout, limit time.Duration, f func(ctx context.Context, i int, n *node) error) []error {
+	type result struct {
+		i   int
+		err error
 	}
-	wg.Wait()
+	results := make(chan result, len(nodes))
+	nctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for i, n := range nodes {
+		go func() { results <- result{i, f(nctx, i, n)} }() // awaited below
+	}
+	errs := make([]error, len(nodes))
+	pending := len(nodes)
+	w := newNodeWait(timeout, limit)
+	defer w.stop()
+	for waiting := true; waiting && pending > 0; {
+		select {
+		case r := <-results:
+			errs[r.i] = r.err
+			pending--
+		case <-w.C():
+			waiting = !w.expired()
+		case <-ctx.Done():
+			waiting = false
+		}
+	}
+	cancel()
+	for ; pending > 0; pending-- {
+		r := <-results
+		errs[r.i] = r.err
+		if r.err != nil && ctx.Err() == nil {
+			// Cut short by the node timeout, not by the caller's ctx: say
+			// so, so that a live ctx never sees context.Canceled.
+			errs[r.i] = ErrNodeTimeout
+		}
+	}
 	return errs
 }

@@ -24,6 +24,9 @@ type phase1 struct {
 	// that were not stalled when the round began (see nodeState.stalled).
 	awaited int
 	stalled []bool
+	// duringWait, when set (tests), runs in collect once the node wait has
+	// begun: the Mutex's duringCollect.
+	duringWait func()
 }
 
 // nodeReply is one node's answer to the phase-1 acquire.
@@ -46,6 +49,8 @@ func (m *Mutex) sendAcquires(ctx context.Context, value string) *phase1 {
 		got:     make([]nodeReply, len(m.nodes)),
 		pending: len(m.nodes),
 		stalled: make([]bool, len(m.nodes)),
+
+		duringWait: m.duringCollect,
 	}
 	now := time.Now()
 	for i, n := range m.nodes {
@@ -70,21 +75,31 @@ func (m *Mutex) sendAcquires(ctx context.Context, value string) *phase1 {
 	return p
 }
 
-// collect waits for the replies until deadline (the node timeout) or until
-// ctx ends, and not for nodes that were stalled when the round began; it
-// reports false when ctx ended first. A reply that is already
-// in when the wait stops counts, even if the node timeout has passed: a
-// client stalled by a busy machine should not throw away answers that
-// arrived (the validity check accounts for the time that passed).
-func (p *phase1) collect(ctx context.Context, deadline time.Time) bool {
-	timer := time.NewTimer(time.Until(deadline))
-	defer timer.Stop()
+// collect waits for the replies for the node timeout d (counted as
+// nodeWait counts it: a stall of this process is not charged to the nodes,
+// and the wait never outlasts limit) or until ctx ends, and not for nodes
+// that were stalled when the round began; it reports false when ctx ended
+// first. A reply that is already in when the wait stops counts, even if
+// the node timeout has passed: a client stalled by a busy machine should
+// not throw away answers that arrived (the validity check accounts for the
+// time that passed).
+//
+// The node timeout starts here, once the acquires are on their way, not
+// at the attempt's start: the time a round waited for the handle's
+// previous operation is not the nodes' either (it counts against the
+// validity, which is measured from the start).
+func (p *phase1) collect(ctx context.Context, d, limit time.Duration) bool {
+	w := newNodeWait(d, limit)
+	defer w.stop()
+	if p.duringWait != nil {
+		p.duringWait()
+	}
 	for waiting := true; waiting && p.awaited > 0; {
 		select {
 		case r := <-p.results:
 			p.take(r)
-		case <-timer.C:
-			waiting = false
+		case <-w.C():
+			waiting = !w.expired()
 		case <-ctx.Done():
 			waiting = false
 		}

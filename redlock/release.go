@@ -54,8 +54,10 @@ func (m *Mutex) release(ctx context.Context, idx []int, value string, wait time.
 	errs = make([]error, len(m.nodes))
 	replied := make([]bool, len(m.nodes))
 	pending := len(idx)
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
+	// A stall of this process is not charged to the nodes (see nodeWait),
+	// up to four times wait in all.
+	w := newNodeWait(wait, 4*wait)
+	defer w.stop()
 	for waiting := true; waiting && awaited > 0; {
 		select {
 		case r := <-results:
@@ -64,8 +66,8 @@ func (m *Mutex) release(ctx context.Context, idx []int, value string, wait time.
 			if !stalled[r.i] {
 				awaited--
 			}
-		case <-timer.C:
-			waiting = false
+		case <-w.C():
+			waiting = !w.expired()
 		case <-ctx.Done():
 			waiting = false
 		}
