@@ -82,9 +82,39 @@ func TestLayoutDocNamesEverything(t *testing.T) {
 		t.Errorf("docs/layout.md does not name %d things the code uses (in a `code` span, or a heading for a primitive); "+
 			"write each down (a layout change also bumps the layout version):\n\t%s", len(missing), strings.Join(missing, "\n\t"))
 	}
+	// And the other way: a prefix or script the document names must exist
+	// (a name removed from the code must leave the document too).
+	var stale []string
+	for _, sp := range spans {
+		for _, m := range docNames.FindAllString(sp, -1) {
+			m = strings.TrimRight(m, "_:")
+			if _, ok := want[m]; !ok && !prefixOfWanted(m, want) {
+				stale = append(stale, strconv.Quote(m))
+			}
+		}
+	}
+	sort.Strings(stale)
+	if len(stale) > 0 {
+		t.Errorf("docs/layout.md names %d prefixes or scripts the code does not have: %s", len(stale), strings.Join(stale, ", "))
+	}
 	if len(want) < 40 {
 		t.Errorf("only %d names collected from the code: the extraction is broken", len(want))
 	}
+}
+
+// docNames matches what the document names as a key prefix or a script.
+var docNames = regexp.MustCompile(`\b(?:redisync|redisson)_[a-z_]+|\b[a-z_]+\.lua\b`)
+
+// prefixOfWanted reports whether m is a constant of the code with a
+// separator cut off, or OwnPrefix itself ("redisync_" trimmed to
+// "redisync").
+func prefixOfWanted(m string, want map[string]string) bool {
+	for _, suffix := range []string{"_", "__", ":"} {
+		if _, ok := want[m+suffix]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // codeSpans returns the text of every `...` span and indented code line.
