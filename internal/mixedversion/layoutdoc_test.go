@@ -17,8 +17,9 @@ import (
 // constant of internal/keys (each key and channel prefix), every script,
 // every hash field a script writes or reads by a literal name, every message
 // a script publishes, the Go side's own field prefixes ("redisync:...") and
-// the holder-info version must appear in it, inside a `code` span. A name
-// the code gains without the document is a layout change nobody wrote down.
+// the holder-info version must appear in it, inside a `code` span; and
+// every key prefix or script it names must exist. A name the code gains
+// without the document is a layout change nobody wrote down.
 func TestLayoutDocNamesEverything(t *testing.T) {
 	root := repoRoot(t)
 	doc, err := os.ReadFile(filepath.Join(root, "docs", "layout.md"))
