@@ -64,11 +64,13 @@
 //  4. CountDown runs latch_count_down.lua: DECR N; at or below zero DEL N;
 //     at exactly zero publish "0" (the zero-count message).
 //  5. Count runs latch_count.lua (GET, checking the key's shape).
-//  6. Delete runs latch_delete.lua: DEL N and publish "0". Here we differ
-//     from Redisson on purpose: its delete publishes "1", which does not
-//     wake a Redisson await(), so a Java waiter sleeps on after a delete
-//     until its timeout or the next "0"; our "0" makes Java's and Go's
-//     waiters re-check, find the count zero and return.
+//  6. Delete runs latch_delete.lua: DEL N and, if there was a latch,
+//     publish "0". Here we differ from Redisson on purpose: its delete
+//     publishes "1", on which a Redisson await does not re-check, so a Java
+//     waiter sleeps on after a Redisson delete until its timeout or the
+//     next "0" (interop TestLatchRedissonDeleteLeavesRedissonAwaitAsleep);
+//     our "0" makes Java's and Go's waiters re-check, find the count zero
+//     and return. Our waiters re-check on any message, "1" included.
 //  7. Await checks the count; if it is not zero it joins the Client's
 //     subscription of the channel (one per channel per Client, shared by
 //     every local waiter; every message wakes them all), waits until the

@@ -7,10 +7,10 @@
 --
 -- Reply: 1 when a latch was deleted, 0 when there was none. On a delete
 -- "0" is published, the zero-count message, so that the waiters of either
--- library re-check and return (Redisson's own delete publishes "1", its
--- new-count message, which leaves a Redisson await() blocked until its
--- timeout: see the latch package doc). Anything else under the name is
--- WRONGKIND and stays.
+-- library re-check and return. (Redisson's own delete publishes "1", its
+-- new-count message, on which a Redisson await does not re-check: it
+-- sleeps on until its timeout. See the latch package doc.) Anything else
+-- under the name is WRONGKIND and stays.
 local shape = latch_shape(KEYS[1])
 if shape == 'none' then
   return 0

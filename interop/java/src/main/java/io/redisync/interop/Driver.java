@@ -43,6 +43,11 @@ import org.redisson.config.Config;
  *                                     (and NAME:overlaps when it was not 1) and
  *                                     NAME:entries, sleep HOLD ms, DECR NAME:inside,
  *                                     unlock; answers ROUNDS
+ *   latchset NAME COUNT               RCountDownLatch.trySetCount: true | false
+ *   latchdown NAME                    countDown
+ *   latchcount NAME                   getCount
+ *   latchawait NAME WAIT              await(WAIT ms): true (count zero) | false (timed out)
+ *   latchdelete NAME                  delete: true | false
  * </pre>
  * End of input shuts the client down and exits.
  */
@@ -129,6 +134,16 @@ public final class Driver {
                 return lock(f[2], f[3]).isLockedAsync();
             case "held":
                 return lock(f[2], f[3]).isHeldByThreadAsync(Long.parseLong(f[4]));
+            case "latchset":
+                return redisson.getCountDownLatch(f[2]).trySetCountAsync(Long.parseLong(f[3]));
+            case "latchdown":
+                return redisson.getCountDownLatch(f[2]).countDownAsync();
+            case "latchcount":
+                return redisson.getCountDownLatch(f[2]).getCountAsync();
+            case "latchawait":
+                return redisson.getCountDownLatch(f[2]).awaitAsync(Long.parseLong(f[3]), TimeUnit.MILLISECONDS);
+            case "latchdelete":
+                return redisson.getCountDownLatch(f[2]).deleteAsync();
             case "critical":
                 return CompletableFuture.supplyAsync(() -> critical(f[2], f[3], Long.parseLong(f[4]),
                         Integer.parseInt(f[5]), Long.parseLong(f[6])), workers);
