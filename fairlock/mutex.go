@@ -216,10 +216,13 @@ func (m *Mutex) acquire(waitMs string) hold.AcquireFunc {
 
 // attemptQueued is one attempt of a waiting Lock: it joins the queue or
 // keeps its place there. Every attempt is also the waiter's heartbeat, so the
-// wait between attempts never exceeds a third of the waiter timeout.
+// next one is due a third of the waiter timeout after this one was sent —
+// not after its reply came: a slow round trip does not stretch the gap the
+// server sees between two heartbeats.
 func (m *Mutex) attemptQueued(ctx context.Context) (bool, time.Duration, error) {
+	sent := time.Now()
 	ok, hint, err := m.hold.Attempt(ctx, m.acquire(m.waitMs))
-	if heartbeat := m.waiterTimeout / 3; !ok && err == nil && (hint <= 0 || hint > heartbeat) {
+	if heartbeat := max(m.waiterTimeout/3-time.Since(sent), time.Millisecond); !ok && err == nil && (hint <= 0 || hint > heartbeat) {
 		hint = heartbeat
 	}
 	return ok, hint, err

@@ -49,12 +49,19 @@ func WithNonReentrant() Option {
 	return func(o *lockopt.Options) { o.NonReentrant = true }
 }
 
+// MinWaiterTimeout is the shortest waiter timeout in effect: a shorter d
+// given to WithWaiterTimeout is raised to it (a busy machine stalls a
+// process long enough to cost a live waiter with a shorter one its place).
+const MinWaiterTimeout = lockopt.MinWaiterTimeout
+
 // WithWaiterTimeout sets how long this handle's place in the queue survives
-// without a heartbeat. A waiting Lock heartbeats at least every third of it,
-// so only a waiter whose process died, froze or lost its connection for that
-// long is dropped; a live waiter is never evicted however long it waits.
+// without a heartbeat. A waiting Lock heartbeats every third of it (counted
+// from when the previous heartbeat was sent), so a waiter is dropped only
+// when its process died, lost its connection, or stalled for about two
+// thirds of it; a live waiter is never evicted however long it waits.
 // Shorter means a dead waiter at the head delays the others less. New panics
-// if d is below 10 ms. Default: DefaultWaiterTimeout (5 s).
+// if d is below 10 ms; a d below MinWaiterTimeout (1 s) is raised to it.
+// Default: DefaultWaiterTimeout (5 s).
 func WithWaiterTimeout(d time.Duration) Option {
 	return func(o *lockopt.Options) { o.SetWaiterTimeout(d) }
 }

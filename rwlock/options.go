@@ -65,7 +65,9 @@ func WithWriterPreference() Option {
 // WithWaiterTimeout sets how long a waiting writer's claim (writer
 // preference) survives without a heartbeat; a waiting Lock heartbeats at
 // least every third of it, so only a dead writer's claim lapses. New panics
-// if d is below 10 ms. Default: DefaultWaiterTimeout (5 s).
+// if d is below 10 ms; a d below 1 s is raised to 1 s (a busy machine stalls
+// a live writer longer than two thirds of a shorter one). Default:
+// DefaultWaiterTimeout (5 s).
 func WithWaiterTimeout(d time.Duration) Option {
 	return func(o *lockopt.Options) { o.SetWaiterTimeout(d) }
 }

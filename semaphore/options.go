@@ -25,7 +25,9 @@ func WithLease(d time.Duration) Option {
 // WithWaiterTimeout sets how long a waiting Acquire's place in the queue
 // survives without a heartbeat (a waiting Acquire heartbeats at least every
 // third of it, so only a dead waiter's place lapses). New panics if d is
-// below 10 ms. Default: DefaultWaiterTimeout (5 s).
+// below 10 ms; a d below 1 s is raised to 1 s (a busy machine stalls a
+// live waiter longer than two thirds of a shorter one). Default:
+// DefaultWaiterTimeout (5 s).
 func WithWaiterTimeout(d time.Duration) Option {
 	return func(o *lockopt.Options) { o.SetWaiterTimeout(d) }
 }

@@ -24,6 +24,19 @@ const MinDuration = time.Millisecond
 // its place in a queue (fairlock, rwlock writer preference).
 const DefaultWaiterTimeout = 5 * time.Second
 
+// MinWaiterTimeout is the shortest waiter timeout in effect: a shorter one
+// asked for is raised to it. A waiter heartbeats every third of its
+// timeout, so its place survives a stall of its process (or of Redis) of
+// about two thirds of it, minus a round trip; evicted, a live waiter
+// silently loses its place and joins again at the back, which breaks the
+// arrival order the queue promises. A loaded machine stalls processes for
+// hundreds of milliseconds: a plain Go timer beside two `make test` runs
+// (load 10-15 on 2 cores) fired up to 320 ms late in 30 s (p99.9 213 ms),
+// and a 100 ms waiter timeout lost live waiters' places there. One second
+// survives twice the worst of that. A lease has no such floor because a
+// lost lease is signalled (Done, ErrLockLost); a lost place is not.
+const MinWaiterTimeout = time.Second
+
 // Options are the settings of one lock handle.
 type Options struct {
 	Lease            time.Duration // 0: watchdog mode
@@ -63,6 +76,7 @@ func (o *Options) Validate(pkg string) {
 	if o.WaiterTimeout == 0 {
 		o.WaiterTimeout = DefaultWaiterTimeout
 	}
+	o.WaiterTimeout = max(o.WaiterTimeout, MinWaiterTimeout)
 }
 
 // Gated reports whether the handle has a local gate (see hold.Gate): by
