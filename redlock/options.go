@@ -55,9 +55,13 @@ func WithLease(d time.Duration) Option {
 // 1 ms or not below the lease. A reply that arrived before the wait
 // stopped counts even if it came in after d (the validity check covers the
 // time), and a late node's acquire is not abandoned: a Client task awaits
-// its reply and releases a grant nobody uses. Default: a twentieth of the
-// lease, at least 100 ms (a busy machine stalls a client that long) but at
-// most a quarter of the lease, and at most 250 ms.
+// its reply and releases a grant nobody uses. d counts only time this
+// process was running: when the whole process stalls (a loaded machine, a
+// long GC pause) the replies wait unread and the wait is extended by the
+// stall, up to half the lease — a client stall is not a node failure, and
+// the validity still counts it. Default: a twentieth of the lease, at least
+// 100 ms (a busy machine stalls a client that long) but at most a quarter
+// of the lease, and at most 250 ms.
 func WithNodeTimeout(d time.Duration) Option {
 	return func(o *options) { o.nodeTimeout, o.nodeTimeoutSet = d, true }
 }
