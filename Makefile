@@ -20,7 +20,7 @@ test: redis-server
 		:: -C redisyncotel $(TESTFLAGS) ./...
 
 # The fault harness's CI tier: every primitive under its scenarios, a few
-# seconds each (about four minutes here). CI runs it after make test.
+# seconds each (about four minutes here). CI runs it before make test.
 torture: redis-server
 	go test -race -count=1 ./internal/torture
 
