@@ -11,9 +11,10 @@ const LatchChannelPrefix = "redisson_countdownlatch__channel__"
 // whether it hashes to name's slot. It does when name contains no '}': the
 // channel's tag is then the whole name, and such a name has no tag of its
 // own ("a{b" included). A name with a '}' gives the channel the tag "name
-// up to its first '}'" ("{t}x" gives "{t"), in another slot but by chance. On a single server that costs nothing;
-// on a Redis Cluster the latch scripts, which name the key and the channel,
-// would be refused (CROSSSLOT), as Redisson's own are.
+// up to its first '}'" ("{t}x" gives "{t"), in another slot but by chance.
+// On a single server that costs nothing; on a Redis Cluster the latch
+// scripts, which name the key and the channel, would be refused
+// (CROSSSLOT), as Redisson's own are.
 func LatchChannel(name string) (channel string, ok bool) {
 	channel = LatchChannelPrefix + "{" + name + "}"
 	return channel, Slot(channel) == Slot(name)
