@@ -8,6 +8,7 @@ import (
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/fairlock"
 	"github.com/redisync/redisync/internal/keys"
+	"github.com/redisync/redisync/latch"
 	"github.com/redisync/redisync/redlock"
 	"github.com/redisync/redisync/rlock"
 	"github.com/redisync/redisync/rwlock"
@@ -24,11 +25,12 @@ const (
 	kWrite
 	kSem
 	kRedlock
+	kLatch
 	nKinds
 )
 
 func (k kind) String() string {
-	return [...]string{"rlock", "fairlock", "rwlock-read", "rwlock-write", "semaphore", "redlock"}[k]
+	return [...]string{"rlock", "fairlock", "rwlock-read", "rwlock-write", "semaphore", "redlock", "latch"}[k]
 }
 
 // handle is one owner of one primitive on one name, driven through the
@@ -125,6 +127,16 @@ func newHandle(c *redisync.Client, k kind, name string) *handle {
 		h.try, h.release = m.TryLock, m.Unlock
 		h.inspect = func(ctx context.Context) error { _, err := m.Holders(ctx); return err }
 		h.keys = []string{name, derived(keys.RedlockTokenPrefix, name), info}
+	case kLatch:
+		// A latch is no lock, but it lives at the raw name too: "held"
+		// is a count this handle set (TrySetCount refuses an existing
+		// latch), released by counting it down to zero (which deletes it).
+		l := latch.New(c, name)
+		h.try = func(ctx context.Context) (bool, error) { return l.TrySetCount(ctx, 1) }
+		h.release = l.CountDown
+		h.force = func(ctx context.Context) error { _, err := l.Delete(ctx); return err }
+		h.inspect = func(ctx context.Context) error { _, err := l.Count(ctx); return err }
+		h.keys = []string{name}
 	}
 	return h
 }
