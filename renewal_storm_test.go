@@ -11,8 +11,8 @@ import (
 
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/internal/locktest"
+	"github.com/redisync/redisync/internal/watchdog"
 	"github.com/redisync/redisync/rlock"
-	"github.com/redisync/redisync/watchdog"
 )
 
 // TestRenewalStormIsPacedWhileTheServerIsDown (issue 12, defect 7): 1,000

@@ -13,9 +13,9 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/internal/scripts"
 	"github.com/redisync/redisync/redlock"
 	"github.com/redisync/redisync/rlock"
-	"github.com/redisync/redisync/scripts"
 )
 
 type runner struct {

@@ -11,7 +11,7 @@ import (
 	"github.com/redisync/redisync/internal/keys"
 	"github.com/redisync/redisync/internal/lockopt"
 	"github.com/redisync/redisync/internal/obs"
-	"github.com/redisync/redisync/scripts"
+	"github.com/redisync/redisync/internal/scripts"
 )
 
 // MaxNameLength is the longest lock name accepted, in bytes.

@@ -12,7 +12,7 @@ import (
 	"github.com/redisync/redisync/internal/errs"
 	"github.com/redisync/redisync/internal/keys"
 	"github.com/redisync/redisync/internal/lockopt"
-	"github.com/redisync/redisync/scripts"
+	"github.com/redisync/redisync/internal/scripts"
 )
 
 // MaxCount is the largest count TrySetCount accepts: 2^53 - 1, the largest

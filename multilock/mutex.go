@@ -17,7 +17,7 @@ import (
 	ierrs "github.com/redisync/redisync/internal/errs"
 	"github.com/redisync/redisync/internal/hold"
 	"github.com/redisync/redisync/internal/keys"
-	"github.com/redisync/redisync/scripts"
+	"github.com/redisync/redisync/internal/scripts"
 )
 
 // Named is what a component may offer for the canonical order: its lock's

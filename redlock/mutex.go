@@ -16,7 +16,7 @@ import (
 	"github.com/redisync/redisync/internal/keys"
 	"github.com/redisync/redisync/internal/lockopt"
 	"github.com/redisync/redisync/internal/obs"
-	"github.com/redisync/redisync/scripts"
+	"github.com/redisync/redisync/internal/scripts"
 )
 
 // Mutex is a Redlock over independent Redis masters; see the package doc.

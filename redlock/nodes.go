@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/redisync/redisync/internal/engine"
-	"github.com/redisync/redisync/scripts"
+	"github.com/redisync/redisync/internal/scripts"
 )
 
 // node is one Redis master of a Redlock, as one Mutex sees it.

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/redisync/redisync/internal/engine"
-	"github.com/redisync/redisync/scripts"
+	"github.com/redisync/redisync/internal/scripts"
 )
 
 // phase1 is the acquire fan-out of one attempt. An acquire is never

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/redisync/redisync/internal/errs"
-	"github.com/redisync/redisync/watchdog"
+	"github.com/redisync/redisync/internal/watchdog"
 )
 
 var (

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/redisync/redisync/internal/engine"
-	"github.com/redisync/redisync/scripts"
+	"github.com/redisync/redisync/internal/scripts"
 )
 
 // minReleaseWait is the shortest time Unlock waits for the nodes' replies

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/redisync/redisync/internal/engine"
-	"github.com/redisync/redisync/scripts"
-	"github.com/redisync/redisync/watchdog"
+	"github.com/redisync/redisync/internal/scripts"
+	"github.com/redisync/redisync/internal/watchdog"
 )
 
 // renewer extends Redlock holds for the first client's watchdog. A renewal

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/redisync/redisync/watchdog"
+	"github.com/redisync/redisync/internal/watchdog"
 )
 
 // TestRenewalReportsAHoldOnceAQuorumAnswered (issue 12): with one of three

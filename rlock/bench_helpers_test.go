@@ -8,7 +8,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/redisync/redisync/internal/keys"
-	"github.com/redisync/redisync/scripts"
+	"github.com/redisync/redisync/internal/scripts"
 )
 
 func runtimeProcs() int { return runtime.GOMAXPROCS(0) }

@@ -58,7 +58,7 @@
 //	redisync_lock_token:{H}:N     the last token, kept 1 s after a release only
 //	                              when the server clock has not yet passed it
 //
-// Every script first checks what N holds (scripts/keyspace.lua): a hash
+// Every script first checks what N holds (internal/scripts/keyspace.lua): a hash
 // with an expiry and no "mode" field is a lock; a read-write lock's hash
 // (with "mode") is busy, so rlock, fairlock and rwlock on one name exclude
 // each other by the hash; anything else — a user's hash without expiry, a

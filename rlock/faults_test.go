@@ -15,7 +15,7 @@ import (
 
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/internal/redistest"
-	"github.com/redisync/redisync/scripts"
+	"github.com/redisync/redisync/internal/scripts"
 )
 
 func TestKilledPubSubConnectionCostsAtMostOnePoll(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/internal/engine"
 	"github.com/redisync/redisync/internal/keys"
-	"github.com/redisync/redisync/scripts"
+	"github.com/redisync/redisync/internal/scripts"
 )
 
 // HoldCount returns how many holds this handle's owner has on the lock in

@@ -1,5 +1,9 @@
-// Package scripts holds every Lua script of redisync as a .lua file, embedded,
-// with one typed Go wrapper per script.
+// Package scripts describes redisync's Lua scripts. The scripts themselves —
+// one .lua file each, embedded, with one typed Go wrapper per script — live in
+// internal/scripts and export nothing here: the primitives call them, and
+// their key and argument lists are not an API (docs/layout.md is the contract
+// for what they store). Before v0.1.0 the wrappers were exported by accident;
+// the CHANGELOG lists them.
 //
 // Each .lua file starts with a header naming its KEYS, ARGV and reply. Scripts
 // run through rueidis's Lua type: EVALSHA with the SHA-1 computed locally, and

@@ -7,7 +7,7 @@ import (
 
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/internal/lockopt"
-	"github.com/redisync/redisync/scripts"
+	"github.com/redisync/redisync/internal/scripts"
 )
 
 // The inspection surface every lock kind shares (IsLocked, HoldCount, TTL,

@@ -10,7 +10,7 @@ import (
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/internal/engine"
 	"github.com/redisync/redisync/internal/hold"
-	"github.com/redisync/redisync/scripts"
+	"github.com/redisync/redisync/internal/scripts"
 )
 
 // Permit is one acquisition of n permits: leased, renewed by the watchdog

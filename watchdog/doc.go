@@ -70,5 +70,8 @@
 // never after Remove returned. A Fixed lease is never renewed: it only
 // reports loss at its deadline (a fixed-lease hold that outlives its lease).
 //
-// The engine knows nothing about lock kinds: a Renewer does the I/O.
+// The engine knows nothing about lock kinds: a Renewer does the I/O. It lives
+// in internal/watchdog and exports nothing here: a Client owns one, and every
+// hold registers with it (before v0.1.0 its types were exported by accident;
+// the CHANGELOG lists them). This package keeps the description.
 package watchdog

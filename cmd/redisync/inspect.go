@@ -126,7 +126,7 @@ func inspect(ctx context.Context, rc rueidis.Client, name string) (inspection, e
 		h := rd.hash(name)
 		pttl := rd.int("PTTL", name)
 		r.LeaseMs = max(0, pttl)
-		// The scripts' recognition (scripts/keyspace.lua): a lock hash has
+		// The scripts' recognition (internal/scripts/keyspace.lua): a lock hash has
 		// an expiry and only hold counts besides our own fields; a
 		// semaphore's configuration has none and a count for capacity.
 		// Anything else is someone's data, never shown as a lock.
@@ -263,7 +263,7 @@ func isCount(v string) bool {
 
 func (rd *reader) rwlock(r *inspection, h map[string]string, writersKey, phaseKey string) {
 	r.Kind, r.Locked, r.Mode = "rwlock", true, h["mode"]
-	// The phase key "<token> w|r ..." (scripts/rwlock_lib.lua); the hash
+	// The phase key "<token> w|r ..." (internal/scripts/rwlock_lib.lua); the hash
 	// field of the layout before it.
 	if rd.str("TYPE", phaseKey) == "string" {
 		digits, _, _ := strings.Cut(rd.str("GET", phaseKey), " ")

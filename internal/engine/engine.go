@@ -17,9 +17,9 @@ import (
 
 	"github.com/redisync/redisync/internal/errs"
 	"github.com/redisync/redisync/internal/obs"
+	"github.com/redisync/redisync/internal/scripts"
 	"github.com/redisync/redisync/internal/wakeup"
-	"github.com/redisync/redisync/scripts"
-	"github.com/redisync/redisync/watchdog"
+	"github.com/redisync/redisync/internal/watchdog"
 )
 
 // Config is the resolved configuration of a Client.

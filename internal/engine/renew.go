@@ -12,8 +12,8 @@ import (
 
 	"github.com/redisync/redisync/internal/keys"
 	"github.com/redisync/redisync/internal/obs"
-	"github.com/redisync/redisync/scripts"
-	"github.com/redisync/redisync/watchdog"
+	"github.com/redisync/redisync/internal/scripts"
+	"github.com/redisync/redisync/internal/watchdog"
 )
 
 // MaxRenewBatch caps the holds renewed by one script call, so one call never

@@ -15,8 +15,8 @@ import (
 
 	"github.com/redisync/redisync/internal/engine"
 	"github.com/redisync/redisync/internal/redistest"
-	"github.com/redisync/redisync/scripts"
-	"github.com/redisync/redisync/watchdog"
+	"github.com/redisync/redisync/internal/scripts"
+	"github.com/redisync/redisync/internal/watchdog"
 )
 
 // rueidis closes the connections of nodes a topology refresh dropped after

@@ -7,8 +7,8 @@ import (
 
 	"github.com/redisync/redisync/internal/engine"
 	"github.com/redisync/redisync/internal/errs"
-	"github.com/redisync/redisync/scripts"
-	"github.com/redisync/redisync/watchdog"
+	"github.com/redisync/redisync/internal/scripts"
+	"github.com/redisync/redisync/internal/watchdog"
 )
 
 // Attempt makes one acquisition with acquire, in the shape of engine.Attempt:

@@ -10,8 +10,8 @@ import (
 	"github.com/redisync/redisync/internal/engine"
 	"github.com/redisync/redisync/internal/errs"
 	"github.com/redisync/redisync/internal/obs"
-	"github.com/redisync/redisync/scripts"
-	"github.com/redisync/redisync/watchdog"
+	"github.com/redisync/redisync/internal/scripts"
+	"github.com/redisync/redisync/internal/watchdog"
 )
 
 // AcquireFunc runs a primitive's acquire script once. A primitive whose

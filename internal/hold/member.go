@@ -2,7 +2,7 @@ package hold
 
 import (
 	"github.com/redisync/redisync/internal/engine"
-	"github.com/redisync/redisync/scripts"
+	"github.com/redisync/redisync/internal/scripts"
 )
 
 // Member describes a lock handle whose hold can be taken together with

@@ -39,13 +39,13 @@ func TestLayoutDocNamesEverything(t *testing.T) {
 	for name, v := range stringConsts(t, filepath.Join(root, "internal", "keys")) {
 		want[v] = "internal/keys." + name
 	}
-	luaFiles, err := filepath.Glob(filepath.Join(root, "scripts", "*.lua"))
+	luaFiles, err := filepath.Glob(filepath.Join(root, "internal", "scripts", "*.lua"))
 	if err != nil || len(luaFiles) == 0 {
 		t.Fatalf("no scripts found (%v)", err)
 	}
 	for _, f := range luaFiles {
 		base := filepath.Base(f)
-		want[base] = "scripts/" + base
+		want[base] = "internal/scripts/" + base
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
