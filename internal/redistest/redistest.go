@@ -39,6 +39,8 @@ type Server struct {
 	// Sentinel, sentinel is true and extra is the config file's lines.
 	extra    []string
 	sentinel bool
+	// env is added to the process's environment (clockshift.go's shim).
+	env []string
 
 	mu     sync.Mutex
 	proc   *os.Process // nil when not running
@@ -185,6 +187,9 @@ func (s *Server) launch() error {
 		args = []string{path, "--sentinel"}
 	}
 	cmd := exec.Command(Binary, args...)
+	if len(s.env) > 0 {
+		cmd.Env = append(os.Environ(), s.env...)
+	}
 	if err := cmd.Start(); err != nil {
 		return err
 	}
