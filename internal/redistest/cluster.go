@@ -65,22 +65,12 @@ func (c *Cluster) Client(t testing.TB) rueidis.Client {
 	return rc
 }
 
-// WaitReady waits until every node reports cluster_state:ok and agrees that
-// all 16384 slots are served.
+// WaitReady waits until every live node reports cluster_state:ok and
+// agrees that all 16384 slots are served.
 func (c *Cluster) WaitReady() {
 	c.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for _, n := range c.Nodes {
-		for {
-			info, err := rawCommand(n.Addr(), "CLUSTER", "INFO")
-			if err == nil && strings.Contains(info, "cluster_state:ok") && strings.Contains(info, "cluster_slots_ok:16384") {
-				break
-			}
-			if time.Now().After(deadline) {
-				c.t.Fatalf("redistest: cluster not ready: %v %s", err, info)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+	if err := c.waitFor(20*time.Second, "cluster ready", c.ready); err != nil {
+		c.t.Fatalf("redistest: %v", err)
 	}
 }
 
@@ -132,9 +122,10 @@ func (c *Cluster) MoveSlot(key string) *Server {
 	c.t.Helper()
 	from := c.NodeFor(key)
 	var to *Server
-	for i, n := range c.Nodes {
+	masters := c.Masters() // with replicas, only a master can take a slot
+	for i, n := range masters {
 		if n == from {
-			to = c.Nodes[(i+1)%len(c.Nodes)]
+			to = masters[(i+1)%len(masters)]
 		}
 	}
 	slot, _ := rawCommand(from.Addr(), "CLUSTER", "KEYSLOT", key)
