@@ -152,6 +152,44 @@ func TestRLockSharedOwner(t *testing.T) {
 	}
 }
 
+// TestRLockForeignUnlockBetweenReentries: a shared owner's holds taken by
+// both libraries, with the foreign unlock between two redisync re-entries
+// (issue 16 item 3, issue 12 defect 5): each unlock releases one hold, and
+// the last one frees the lock.
+func TestRLockForeignUnlockBetweenReentries(t *testing.T) {
+	for _, p := range peers {
+		t.Run(p.name, func(t *testing.T) {
+			c := goClient(t)
+			ctx := context.Background()
+			name := names(t, p)[0]
+			them := tid()
+			mu := rlock.New(c, name, rlock.WithOwner(p.owner(them)))
+			if err := mu.Lock(ctx); err != nil {
+				t.Fatal(err)
+			}
+			p.lock(t, "lock", name, them, 0)
+			if err := mu.Lock(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if a := p.unlock(t, "lock", name, them); !a.ok {
+				t.Fatalf("%s unlock: %s", p.name, a.result)
+			}
+			if n, err := mu.HoldCount(ctx); err != nil || n != 2 {
+				t.Fatalf("HoldCount after the %s unlock = %d, %v; want 2", p.name, n, err)
+			}
+			for i := range 2 {
+				if err := mu.Unlock(ctx); err != nil {
+					t.Fatalf("rlock Unlock %d: %v", i+1, err)
+				}
+			}
+			if p.locked(t, "lock", name) {
+				t.Fatalf("lock still held after three locks and three unlocks: %s", describe(t, name))
+			}
+			assertGone(t, name)
+		})
+	}
+}
+
 // TestRLockReenterForeignHoldGetsToken: rlock re-entering a hold that the
 // foreign client created (it keeps no token) gets a real fencing token,
 // greater than the tokens issued before, and the hold still frees cleanly.

@@ -15,11 +15,9 @@ import (
 
 // TestRWReadSharedWriteExcludes: readers of both libraries share the lock,
 // a writer of either excludes the other's readers and writers, and
-// Redisson's isLocked answers right when only redisync holds. (Redisson
-// 4.7.0 answers isLocked on both sides by the hash's existence, so it is
-// true whenever anyone holds; the reference's reading of older releases,
-// where the read side counted fields, is what issue 16 item 1 was about,
-// and the layout now satisfies both.)
+// Redisson's isLockedAsync (the hash's existence, on either side) answers
+// right when only redisync holds. Its blocking isLocked() answers per side:
+// TestRWRedissonIsLockedAnswersPerSide.
 func TestRWReadSharedWriteExcludes(t *testing.T) {
 	c := goClient(t)
 	ctx := context.Background()
@@ -64,6 +62,46 @@ func TestRWReadSharedWriteExcludes(t *testing.T) {
 			t.Fatalf("%s: TryRLock while Redisson writes = %v, %v", name, ok, err)
 		}
 		java.unlock(t, "write", name, writer)
+		assertGone(t, name)
+	}
+}
+
+// TestRWRedissonIsLockedAnswersPerSide: Redisson's blocking isLocked() of
+// the read lock and of the write lock each answer about their own side, by
+// the hash's fields (RedissonReadLock: mode "read", or mode "write" with more
+// than two fields; RedissonWriteLock: mode "write"). Issue 16 item 1: with
+// redisync's token in the hash, a redisync writer alone made Redisson's read
+// lock say it was locked.
+func TestRWRedissonIsLockedAnswersPerSide(t *testing.T) {
+	c := goClient(t)
+	ctx := context.Background()
+	sides := func(name string) (read, write bool) {
+		t.Helper()
+		return java.mustOK(t, "lockedsync", "read", name) == "true", java.mustOK(t, "lockedsync", "write", name) == "true"
+	}
+	for _, name := range names(t, java) {
+		rw := rwlock.New(c, name)
+		if err := rw.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if r, w := sides(name); r || !w {
+			t.Errorf("%s: Redisson isLocked with a redisync writer: read %v, write %v; want false, true (%s)", name, r, w, describe(t, name))
+		}
+		if err := rw.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := rw.RLock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if r, w := sides(name); !r || w {
+			t.Errorf("%s: Redisson isLocked with a redisync reader: read %v, write %v; want true, false (%s)", name, r, w, describe(t, name))
+		}
+		if err := rw.RUnlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if r, w := sides(name); r || w {
+			t.Errorf("%s: Redisson isLocked after redisync released: read %v, write %v", name, r, w)
+		}
 		assertGone(t, name)
 	}
 }

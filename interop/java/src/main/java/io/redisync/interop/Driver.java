@@ -36,7 +36,10 @@ import org.redisson.config.Config;
  *   trylock KIND NAME TID WAIT LEASE  true | false
  *   unlock KIND NAME TID              OK, or ERR when not held
  *   force KIND NAME                   forceUnlock: true | false
- *   locked KIND NAME                  isLocked: true | false
+ *   locked KIND NAME                  isLockedAsync: true | false
+ *   lockedsync KIND NAME              isLocked: true | false (RedissonReadLock and
+ *                                     RedissonWriteLock override the blocking call only,
+ *                                     with answers of their own side)
  *   held KIND NAME TID                isHeldByThread: true | false
  *   critical KIND NAME TID ROUNDS HOLD
  *                                     ROUNDS times: lock (watchdog), INCR NAME:inside
@@ -132,6 +135,8 @@ public final class Driver {
                 return lock(f[2], f[3]).forceUnlockAsync();
             case "locked":
                 return lock(f[2], f[3]).isLockedAsync();
+            case "lockedsync":
+                return CompletableFuture.supplyAsync(() -> lock(f[2], f[3]).isLocked(), workers);
             case "held":
                 return lock(f[2], f[3]).isHeldByThreadAsync(Long.parseLong(f[4]));
             case "latchset":
