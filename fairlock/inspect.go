@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/internal/engine"
 	"github.com/redisync/redisync/internal/scripts"
 )
 
@@ -14,44 +15,44 @@ import (
 
 // IsLocked reports whether any owner holds the lock.
 func (m *Mutex) IsLocked(ctx context.Context) (bool, error) {
-	if err := m.check(ctx); err != nil {
-		return false, err
-	}
-	n, err := m.e.RC.Do(ctx, m.e.RC.B().Exists().Key(m.name).Build()).AsInt64()
-	return n == 1, err
+	st, err := m.read(ctx, false)
+	return st.Shape == engine.ShapeLock, err
 }
 
-// TTL returns the lock's remaining lease: 0 when it is not locked, and a
-// negative duration when the key exists without an expiry (written by
-// something other than a lock client).
+// TTL returns the lock's remaining lease: 0 when it is not locked.
 func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) {
+	st, err := m.read(ctx, false)
+	return st.TTL, err
+}
+
+// read is the inspection methods' one read of the lock. What is no fair
+// lock under the name — a key of another type, a user's hash, a read-write
+// lock, a semaphore — is an error matching redisync.ErrWrongKind (a
+// *redisync.WrongKindError naming the key and what is there).
+func (m *Mutex) read(ctx context.Context, records bool) (engine.LockState, error) {
 	if err := m.check(ctx); err != nil {
-		return 0, err
+		return engine.LockState{}, err
 	}
-	ms, err := m.e.RC.Do(ctx, m.e.RC.B().Pttl().Key(m.name).Build()).AsInt64()
-	switch {
-	case err != nil:
-		return 0, err
-	case ms == -2:
-		return 0, nil
-	case ms == -1:
-		return -1, nil
+	st, err := m.e.ReadLock(ctx, m.name, records)
+	if err == nil {
+		err = st.ExpectShape(m.name, engine.ShapeLock)
 	}
-	return time.Duration(ms) * time.Millisecond, nil
+	if err != nil {
+		return engine.LockState{}, fmt.Errorf("fairlock %q: %w", m.name, err)
+	}
+	return st, nil
 }
 
 // Holders returns the lock's current holder (at most one; its count may be
 // above one) with what it recorded about itself (redisync.HolderInfo; nil
-// when nothing was recorded). Waiters are Queue's. A key of another type is
-// an error matching redisync.ErrWrongKind.
+// when nothing was recorded). Waiters are Queue's. Anything that is no fair
+// lock under the name is an error matching redisync.ErrWrongKind.
 func (m *Mutex) Holders(ctx context.Context) ([]redisync.Holder, error) {
-	if err := m.check(ctx); err != nil {
+	st, err := m.read(ctx, true)
+	if err != nil {
 		return nil, err
 	}
-	hs, err := m.e.LockHolders(ctx, m.name)
-	if err != nil {
-		return nil, fmt.Errorf("fairlock %q: reading holders: %w", m.name, err)
-	}
+	hs := st.Holders()
 	out := make([]redisync.Holder, len(hs))
 	for i, h := range hs {
 		out[i] = redisync.Holder{Owner: h.Owner, Count: h.Count, TTL: h.TTL, Info: redisync.ParseHolderInfo(h.Info)}

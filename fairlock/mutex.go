@@ -254,10 +254,8 @@ func (m *Mutex) Queue(ctx context.Context) ([]string, error) {
 
 // HoldCount returns how many holds this handle's owner has in Redis.
 func (m *Mutex) HoldCount(ctx context.Context) (int, error) {
-	if err := m.check(ctx); err != nil {
-		return 0, err
-	}
-	return m.e.HoldCount(ctx, m.name, m.owner)
+	st, err := m.read(ctx, false) // inspect.go
+	return st.Count(m.owner), err
 }
 
 // ForceUnlock deletes the fair lock named name whoever holds it, wakes the

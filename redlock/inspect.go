@@ -56,7 +56,7 @@ func (m *Mutex) views(ctx context.Context) ([]nodeView, error) {
 		}
 	}
 	if len(failed) == len(out) {
-		return nil, fmt.Errorf("redlock %q: no node answered: %w", m.name, errors.Join(failed...))
+		return nil, fmt.Errorf("redlock %q: no node gave a reading: %w", m.name, errors.Join(failed...))
 	}
 	return out, nil
 }

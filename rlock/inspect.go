@@ -14,38 +14,38 @@ import (
 // HoldCount returns how many holds this handle's owner has on the lock in
 // Redis (0 when it holds none).
 func (m *Mutex) HoldCount(ctx context.Context) (int, error) {
-	if err := m.check(ctx); err != nil {
-		return 0, err
-	}
-	return m.e.HoldCount(ctx, m.name, m.owner)
+	st, err := m.read(ctx, false)
+	return st.Count(m.owner), err
 }
 
 // IsLocked reports whether any owner holds the lock.
 func (m *Mutex) IsLocked(ctx context.Context) (bool, error) {
-	if err := m.check(ctx); err != nil {
-		return false, err
-	}
-	n, err := m.e.RC.Do(ctx, m.e.RC.B().Exists().Key(m.name).Build()).AsInt64()
-	return n == 1, err
+	st, err := m.read(ctx, false)
+	return st.Shape == engine.ShapeLock, err
 }
 
-// TTL returns the lock's remaining lease: 0 when it is not locked, and a
-// negative duration when the key exists without an expiry (written by
-// something other than a lock client).
+// TTL returns the lock's remaining lease: 0 when it is not locked.
 func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) {
+	st, err := m.read(ctx, false)
+	return st.TTL, err
+}
+
+// read is the inspection methods' one read of the lock. What is no lock of
+// this kind under the name — a key of another type, a user's hash, a
+// read-write lock, a semaphore — is an error matching redisync.ErrWrongKind
+// (a *redisync.WrongKindError naming the key and what is there).
+func (m *Mutex) read(ctx context.Context, records bool) (engine.LockState, error) {
 	if err := m.check(ctx); err != nil {
-		return 0, err
+		return engine.LockState{}, err
 	}
-	ms, err := m.e.RC.Do(ctx, m.e.RC.B().Pttl().Key(m.name).Build()).AsInt64()
-	switch {
-	case err != nil:
-		return 0, err
-	case ms == -2:
-		return 0, nil
-	case ms == -1:
-		return -1, nil
+	st, err := m.e.ReadLock(ctx, m.name, records)
+	if err == nil {
+		err = st.ExpectShape(m.name, engine.ShapeLock)
 	}
-	return time.Duration(ms) * time.Millisecond, nil
+	if err != nil {
+		return engine.LockState{}, fmt.Errorf("rlock %q: %w", m.name, err)
+	}
+	return st, nil
 }
 
 // Holders returns the lock's current holders with what each recorded about
@@ -53,17 +53,15 @@ func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) {
 // records nothing). An rlock has at most one holder, whose count may be
 // above one (re-entry, or handles sharing an owner id: they share one
 // record, the first one's). TTL is the lock's remaining lease. A lock that is
-// not held gives none; a key of another type is an error matching
+// not held gives none; anything that is no rlock under the name (a key of
+// another type, a user's hash, another kind's lock) is an error matching
 // redisync.ErrWrongKind.
 func (m *Mutex) Holders(ctx context.Context) ([]redisync.Holder, error) {
-	if err := m.check(ctx); err != nil {
+	st, err := m.read(ctx, true)
+	if err != nil {
 		return nil, err
 	}
-	hs, err := m.e.LockHolders(ctx, m.name)
-	if err != nil {
-		return nil, fmt.Errorf("rlock %q: reading holders: %w", m.name, err)
-	}
-	return holders(hs), nil
+	return holders(st.Holders()), nil
 }
 
 func holders(hs []engine.LockHolder) []redisync.Holder {

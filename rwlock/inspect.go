@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/internal/engine"
 	"github.com/redisync/redisync/internal/scripts"
 )
 
@@ -16,58 +17,54 @@ import (
 
 // IsLocked reports whether any owner holds the lock, to read or to write.
 func (rw *RWMutex) IsLocked(ctx context.Context) (bool, error) {
-	if err := rw.check(ctx); err != nil {
-		return false, err
-	}
-	n, err := rw.e.RC.Do(ctx, rw.e.RC.B().Exists().Key(rw.name).Build()).AsInt64()
-	return n == 1, err
+	st, err := rw.inspect(ctx, false)
+	return st.Shape == engine.ShapeRWLock, err
 }
 
 // HoldCount returns how many holds this handle's owner has on the lock in
 // Redis, read and write together (0 when it holds none).
 func (rw *RWMutex) HoldCount(ctx context.Context) (int, error) {
-	if err := rw.check(ctx); err != nil {
-		return 0, err
-	}
-	r, err := rw.e.HoldCount(ctx, rw.name, rw.keys.Owner)
-	if err != nil {
-		return 0, err
-	}
-	w, err := rw.e.HoldCount(ctx, rw.name, rw.keys.WriteField)
-	return r + w, err
+	st, err := rw.inspect(ctx, false)
+	return st.Count(rw.keys.Owner) + st.Count(rw.keys.WriteField), err
 }
 
-// TTL returns the lock's remaining lease: 0 when it is not locked, and a
-// negative duration when the key exists without an expiry.
+// TTL returns the lock's remaining lease: 0 when it is not locked.
 func (rw *RWMutex) TTL(ctx context.Context) (time.Duration, error) {
+	st, err := rw.inspect(ctx, false)
+	return st.TTL, err
+}
+
+// inspect is the inspection methods' one read of the lock. What is no
+// read-write lock under the name — a key of another type, a user's hash, an
+// rlock or fair lock, a semaphore — is an error matching
+// redisync.ErrWrongKind (a *redisync.WrongKindError naming the key and what
+// is there).
+func (rw *RWMutex) inspect(ctx context.Context, records bool) (engine.LockState, error) {
 	if err := rw.check(ctx); err != nil {
-		return 0, err
+		return engine.LockState{}, err
 	}
-	ms, err := rw.e.RC.Do(ctx, rw.e.RC.B().Pttl().Key(rw.name).Build()).AsInt64()
-	switch {
-	case err != nil:
-		return 0, err
-	case ms == -2:
-		return 0, nil
-	case ms == -1:
-		return -1, nil
+	st, err := rw.e.ReadLock(ctx, rw.name, records)
+	if err == nil {
+		err = st.ExpectShape(rw.name, engine.ShapeRWLock)
 	}
-	return time.Duration(ms) * time.Millisecond, nil
+	if err != nil {
+		return engine.LockState{}, fmt.Errorf("rwlock %q: %w", rw.name, err)
+	}
+	return st, nil
 }
 
 // Holders returns the lock's current holds: one per owner and mode (Mode
 // "read" or "write"; a writer that also reads shows twice), with what each
-// recorded about itself where the rwlock scripts record it (Info nil
-// otherwise). TTL is the hash's remaining lease. A key of another type is
-// an error matching redisync.ErrWrongKind.
+// recorded about itself (redisync.HolderInfo; nil for a Redisson hold or a
+// Client that records nothing). TTL is the hash's remaining lease.
+// Anything that is no read-write lock under the name is an error matching
+// redisync.ErrWrongKind.
 func (rw *RWMutex) Holders(ctx context.Context) ([]redisync.Holder, error) {
-	if err := rw.check(ctx); err != nil {
+	st, err := rw.inspect(ctx, true)
+	if err != nil {
 		return nil, err
 	}
-	hs, err := rw.e.LockHolders(ctx, rw.name)
-	if err != nil {
-		return nil, fmt.Errorf("rwlock %q: reading holders: %w", rw.name, err)
-	}
+	hs := st.Holders()
 	out := make([]redisync.Holder, len(hs))
 	for i, h := range hs {
 		owner, mode := h.Owner, "read"

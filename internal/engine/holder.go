@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/rueidis"
+
 	"github.com/redisync/redisync/internal/errs"
 	"github.com/redisync/redisync/internal/keys"
 )
@@ -40,59 +42,157 @@ type LockHolder struct {
 	Info  string        // the owner's holder-info record, "" for none
 }
 
-// LockHolders reads the holders of the lock hash name (the rlock and
-// fairlock layout, Redisson's): every field holding a hold count, the
-// hash's TTL, and each holder's record from the holder-info hash, in one
-// round trip. (A record is paired with an owner field by name; a grant on a
-// free lock deletes every earlier record, so a record is the current hold's.) Fields of ours
-// ("redisync:...") and the rwlock's "mode" are no holders; records of
-// owners that hold nothing (a hold that expired) are not shown. A key of
-// another type is a *errs.WrongKindError.
-func (e *Engine) LockHolders(ctx context.Context, name string) ([]LockHolder, error) {
-	info := e.HolderInfoKey(name)
+// Lock hash shapes, as keyspace.lua's lock_shape and lock_fields tell them
+// apart: what a reader of rlock, fairlock or rwlock finds under a name.
+const (
+	ShapeNone   = "none"   // no key
+	ShapeLock   = "lock"   // Redisson's RLock layout (rlock, fairlock)
+	ShapeRWLock = "rwlock" // Redisson's RReadWriteLock layout
+)
+
+// LockState is one read of the lock hash at a name.
+type LockState struct {
+	Shape   string            // ShapeNone, ShapeLock or ShapeRWLock
+	TTL     time.Duration     // the hash's remaining lease; -1 for none
+	Fields  map[string]string // the hash
+	Records map[string]string // the holder-info hash (ReadLock with records)
+}
+
+// ReadLock reads the lock hash name in one round trip (its type, TTL and
+// fields in one MULTI; with records, the holder-info hash after it, outside
+// the MULTI, so a user whose ACL does not cover the side key still reads
+// the lock) and says what it is. Anything that is no lock hash — another
+// type, a hash without expiry (a user's, a semaphore's configuration), a
+// mode that is neither read nor write, a field that holds no count — is a
+// *errs.WrongKindError naming name and what is there, never a Redis
+// WRONGTYPE error and never holders.
+func (e *Engine) ReadLock(ctx context.Context, name string, records bool) (LockState, error) {
 	b := e.RC.B()
-	// The lock's three reads in one MULTI; the records after it, in the
-	// same round trip but outside: a user whose ACL does not cover the
-	// side key still sees the holders (without records).
-	res := e.RC.DoMulti(ctx, b.Multi().Build(),
-		b.Type().Key(name).Build(), b.Pttl().Key(name).Build(), b.Hgetall().Key(name).Build(),
-		b.Exec().Build(), b.Hgetall().Key(info).Build())
+	cmds := rueidis.Commands{b.Multi().Build(), b.Type().Key(name).Build(), b.Pttl().Key(name).Build(),
+		b.Hgetall().Key(name).Build(), b.Exec().Build()}
+	if records {
+		cmds = append(cmds, b.Hgetall().Key(e.HolderInfoKey(name)).Build())
+	}
+	res := e.RC.DoMulti(ctx, cmds...)
 	vals, err := res[4].ToArray()
 	if err != nil {
-		return nil, err
+		return LockState{}, err
 	}
 	if len(vals) != 3 {
-		return nil, fmt.Errorf("redisync: unexpected reply of %d values reading %q's holders", len(vals), name)
+		return LockState{}, fmt.Errorf("redisync: unexpected reply of %d values reading %q", len(vals), name)
 	}
+	st := LockState{Shape: ShapeNone}
 	typ, _ := vals[0].ToString()
 	switch typ {
 	case "none":
-		return nil, nil
+		return st, nil
 	case "hash":
 	default:
-		return nil, &errs.WrongKindError{Key: name, Found: "a " + typ}
+		return st, &errs.WrongKindError{Key: name, Found: "a " + typ}
 	}
 	pttl, err := vals[1].AsInt64()
 	if err != nil {
-		return nil, err
+		return st, err
 	}
-	fields, err := vals[2].AsStrMap()
+	if st.Fields, err = vals[2].AsStrMap(); err != nil {
+		return st, err
+	}
+	if found := lockShape(st.Fields, pttl); found != "" {
+		return st, &errs.WrongKindError{Key: name, Found: found}
+	}
+	st.Shape, st.TTL = ShapeLock, time.Duration(pttl)*time.Millisecond
+	if _, ok := st.Fields["mode"]; ok {
+		st.Shape = ShapeRWLock
+	}
+	if records {
+		st.Records, _ = res[5].AsStrMap() // none: not a hash, absent, or denied
+	}
+	return st, nil
+}
+
+// lockShape says what the hash fields with PTTL pttl is when it is no lock
+// hash (keyspace.lua's lock_shape and lock_fields), "" when it is one.
+func lockShape(fields map[string]string, pttl int64) string {
+	if pttl < 0 {
+		if _, ok := fields["capacity"]; ok {
+			return "a semaphore's configuration"
+		}
+		return "a hash without expiry"
+	}
+	if m, ok := fields["mode"]; ok && m != "read" && m != "write" {
+		return "a hash whose mode is neither read nor write"
+	}
+	for f, v := range fields {
+		if f != "mode" && !strings.HasPrefix(f, "redisync:") && !isCount(v) {
+			return "a hash with fields no lock has"
+		}
+	}
+	return ""
+}
+
+// isCount reports whether v is a hold count: a positive decimal integer.
+func isCount(v string) bool {
+	if v == "" || v[0] == '0' {
+		return false
+	}
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// ExpectShape is nil when st is of shape want (or none), else the
+// *errs.WrongKindError naming name and the other kind of lock there.
+func (st *LockState) ExpectShape(name, want string) error {
+	if st.Shape == ShapeNone || st.Shape == want {
+		return nil
+	}
+	if st.Shape == ShapeRWLock {
+		return &errs.WrongKindError{Key: name, Found: "a read-write lock"}
+	}
+	return &errs.WrongKindError{Key: name, Found: "a lock that is no read-write lock"}
+}
+
+// Count is the hold count in field (0 when absent).
+func (st *LockState) Count(field string) int {
+	n, _ := strconv.Atoi(st.Fields[field])
+	return n
+}
+
+// Holders are st's holders: every field holding a hold count (fields of
+// ours, "redisync:...", and the rwlock's "mode" are none), each with its
+// record from the holder-info hash (a grant on a free lock deletes every
+// earlier record, so a record is the current hold's; records of owners that
+// hold nothing, a hold that expired, are not shown), ordered by owner.
+func (st *LockState) Holders() []LockHolder {
+	var out []LockHolder
+	for f, v := range st.Fields {
+		if f == "mode" || strings.HasPrefix(f, "redisync:") {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			continue
+		}
+		out = append(out, LockHolder{Owner: f, Count: n, TTL: st.TTL, Info: st.Records[f]})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Owner < out[j].Owner })
+	return out
+}
+
+// LockHolders reads the holders of the lock hash name of shape want
+// (ShapeLock for rlock and fairlock, ShapeRWLock for rwlock), with their
+// records, in one round trip (see ReadLock). Another kind's lock or
+// anything else under name is a *errs.WrongKindError.
+func (e *Engine) LockHolders(ctx context.Context, name, want string) ([]LockHolder, error) {
+	st, err := e.ReadLock(ctx, name, true)
+	if err == nil {
+		err = st.ExpectShape(name, want)
+	}
 	if err != nil {
 		return nil, err
 	}
-	records, _ := res[5].AsStrMap() // none: not a hash, absent, or denied
-	ttl := time.Duration(pttl) * time.Millisecond
-	if pttl < 0 {
-		ttl = -1
-	}
-	var out []LockHolder
-	for f, v := range fields {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || f == "mode" || strings.HasPrefix(f, "redisync:") {
-			continue
-		}
-		out = append(out, LockHolder{Owner: f, Count: n, TTL: ttl, Info: records[f]})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Owner < out[j].Owner })
-	return out, nil
+	return st.Holders(), nil
 }

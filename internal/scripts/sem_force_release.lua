@@ -9,8 +9,14 @@
 --
 -- Reply: the number of permits that were held. Their holders find out at
 -- their next renewal (their Permits report the loss). Keys of another
--- shape are WRONGKIND, NOPERM names a write the ACL denies (keyspace.lua).
+-- shape are WRONGKIND — the semaphore hash too: a user's key or another
+-- kind's lock under the name is reported, not taken for a free semaphore —
+-- NOPERM names a write the ACL denies (keyspace.lua).
 do
+  local shape = sem_shape(KEYS[1])
+  if shape ~= 'none' and shape ~= 'semaphore' then
+    return wrong_kind(1, shape)
+  end
   local refusal = check_own({{2, 'zset'}, {3, 'hash'}, {4, 'zset'}, {5, 'zset'}})
     or permitted({{'zadd', KEYS[2]}, {'zrem', KEYS[2]}, {'zremrangebyscore', KEYS[2]}, {'pexpire', KEYS[2]}, {'del', KEYS[2]},
     {'hset', KEYS[3]}, {'hdel', KEYS[3]}, {'hincrby', KEYS[3]}, {'pexpire', KEYS[3]}, {'del', KEYS[3]},
