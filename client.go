@@ -38,9 +38,6 @@ func New(rc rueidis.Client, opts ...Option) *Client {
 		opt(&o)
 	}
 	o.validate()
-	if o.replication.replicas > 0 && rc.Mode() == rueidis.ClientModeCluster {
-		panic("redisync: WaitReplicas on a Redis Cluster: WAIT would not reach the node that took the write")
-	}
 	return &Client{e: engine.New(rc, engine.Config{
 		WatchdogTimeout: o.watchdogTimeout,
 		MaxPoll:         o.maxPoll,

@@ -27,9 +27,16 @@ var None = Replication{}
 // WAIT narrows the window in which a failover to a replica that never saw a
 // grant hands the lock out twice; it does not close it (Redis replication
 // is asynchronous, and a failover may pick a replica that did not ack).
-// Fencing tokens do close it, for resources that check them. WaitReplicas
-// is refused on a Cluster (New panics): there, WAIT would not reach the
-// node that took the write.
+// Fencing tokens do close it, for resources that check them.
+//
+// On a Redis Cluster the WAIT is per shard: it goes with the scripts of
+// one hash slot, on the connection to the master that serves the slot, so
+// n counts that master's replicas (a renewal round spanning slots sends
+// one WAIT per slot, concurrently). A write whose slot moved meanwhile
+// (rueidis follows MOVED and sends it again to the new master, without
+// the WAIT) is judged by the old node's WAIT: after a failover that node
+// is a replica or gone and the write counts as not replicated; after a
+// resharding it may be counted as replicated when it was not.
 func WaitReplicas(n int, timeout time.Duration) Replication {
 	return Replication{replicas: n, timeout: timeout}
 }

@@ -87,13 +87,13 @@ func TestSentinelDeployment(t *testing.T) {
 	})
 }
 
-func TestWaitReplicasIsRefusedOnACluster(t *testing.T) {
-	t.Parallel() // no timing at all: only the cluster's start takes seconds
-	c := redistest.StartCluster(t, 3)
-	assert.PanicsWithValue(t, "redisync: WaitReplicas on a Redis Cluster: WAIT would not reach the node that took the write", func() {
-		redisync.New(c.Client(t), redisync.WithReplication(redisync.WaitReplicas(1, time.Second)))
-	})
+// WaitReplicas with a timeout below MinDuration is a programmer error: New
+// panics. (On a Cluster it is no longer refused: TestWaitReplicasOnACluster.)
+func TestWaitReplicasRejectsBadArguments(t *testing.T) {
 	assert.Panics(t, func() {
 		redisync.New(redistest.Start(t).Client(t), redisync.WithReplication(redisync.WaitReplicas(1, 0)))
+	})
+	assert.Panics(t, func() {
+		redisync.New(redistest.Start(t).Client(t), redisync.WithReplication(redisync.WaitReplicas(-1, time.Second)))
 	})
 }

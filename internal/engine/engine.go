@@ -76,7 +76,7 @@ func New(rc rueidis.Client, cfg Config) *Engine {
 		e.Publish = "spublish"
 	}
 	if cfg.WaitReplicas > 0 {
-		e.RC = &replicated{Client: rc, n: int64(cfg.WaitReplicas), timeout: cfg.WaitTimeout}
+		e.RC = &replicated{Client: rc, n: int64(cfg.WaitReplicas), timeout: cfg.WaitTimeout, cluster: e.Cluster}
 		rc = e.RC
 	}
 	e.Hub = wakeup.New(rc, e.Cluster, min(cfg.MaxPoll, 100*time.Millisecond), cfg.Logger)

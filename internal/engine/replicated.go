@@ -24,6 +24,7 @@ type replicated struct {
 	rueidis.Client
 	n       int64
 	timeout time.Duration
+	cluster bool // a batch spanning slots gets a WAIT per slot
 }
 
 func isScript(cmd rueidis.Completed) bool {
@@ -70,11 +71,28 @@ func (r *replicated) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []r
 	if !scripts {
 		return r.Client.DoMulti(ctx, cmds...)
 	}
+	if r.cluster && spansSlots(cmds) {
+		return r.doMultiBySlot(ctx, cmds) // a WAIT per slot (replicated_cluster.go)
+	}
+	return r.doMultiWaited(ctx, cmds)
+}
+
+// doMultiWaited sends cmds and a WAIT in one DoMulti; scripts the WAIT did
+// not confirm fail with ErrNotReplicated.
+//
+// Which commands are scripts is read before sending: rueidis recycles a
+// command once it has been sent, so reading it afterwards races with its
+// next use (the race detector saw it in a renewal round).
+func (r *replicated) doMultiWaited(ctx context.Context, cmds []rueidis.Completed) []rueidis.RedisResult {
+	script := make([]bool, len(cmds))
+	for i, c := range cmds {
+		script[i] = isScript(c)
+	}
 	res := r.Client.DoMulti(ctx, append(cmds, r.wait())...)
 	out, last := res[:len(cmds)], res[len(cmds)]
 	if err := r.acked(last); err != nil {
-		for i, c := range cmds {
-			if isScript(c) && out[i].Error() == nil {
+		for i := range cmds {
+			if script[i] && out[i].Error() == nil {
 				out[i] = rueidis.NewErrorResult(err)
 			}
 		}
