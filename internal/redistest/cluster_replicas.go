@@ -35,8 +35,12 @@ func StartClusterWithReplicas(t testing.TB, masters, replicas int) *Cluster {
 		t.Fatalf("redistest: redis-cli not found on PATH (Debian: apt-get install -y redis-tools)")
 	}
 	nodes := startWith(t, masters*(1+replicas), func(_ int, s *Server) {
+		// A full resync (a node back empty, an old master that took writes
+		// after a forced failover) starts at once: Redis's diskless sync
+		// otherwise waits 5 s for more replicas to join it.
 		s.extra = []string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-			"--cluster-node-timeout", strconv.FormatInt(ReplicaNodeTimeout.Milliseconds(), 10)}
+			"--cluster-node-timeout", strconv.FormatInt(ReplicaNodeTimeout.Milliseconds(), 10),
+			"--repl-diskless-sync-delay", "0"}
 	})
 	c := &Cluster{t: t, Nodes: nodes}
 	args := []string{"--cluster", "create"}
@@ -366,6 +370,52 @@ func (c *Cluster) PauseReplica(key string) (*Server, error) {
 	}
 	replica.Pause()
 	return replica, nil
+}
+
+// Healthy reports (nil) whether the Cluster is whole: every live node ok,
+// every master with a live replica whose link is up, and every live node
+// seeing every other live node without a failure flag. Safe from any
+// goroutine.
+func (c *Cluster) Healthy() error {
+	if err := c.ready(); err != nil {
+		return err
+	}
+	if err := c.replicasLinked(); err != nil {
+		return err
+	}
+	for _, s := range c.Nodes {
+		if !s.alive() {
+			continue
+		}
+		nodes, err := nodesOf(s)
+		if err != nil {
+			return err
+		}
+		for _, n := range nodes {
+			if o := c.server(n.addr); o != nil && o.alive() && (n.is("fail") || n.is("fail?")) {
+				return fmt.Errorf("%s sees %s as %v", s.Addr(), n.addr, n.flags)
+			}
+		}
+	}
+	masters := 0
+	nodes, err := c.topology()
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		if n.is("master") && len(n.slots) > 0 {
+			masters++
+			if m := c.server(n.addr); m == nil || !m.alive() {
+				return fmt.Errorf("master %s is not running", n.addr)
+			} else if r, err := c.replicaOf(m); err != nil || r == nil {
+				return fmt.Errorf("master %s has no live replica (%v)", n.addr, err)
+			}
+		}
+	}
+	if masters == 0 {
+		return errors.New("no master")
+	}
+	return nil
 }
 
 // isMaster: s says it is a master (ROLE) and serves slots.

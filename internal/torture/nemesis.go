@@ -31,8 +31,8 @@ func (r *runState) nemesis(ctx context.Context) {
 		return
 	}
 	every := max(r.cfg.Lease, 100*time.Millisecond)
-	if sc == "crash" {
-		every /= 2 // crashes are quick; their recovery takes a lease
+	if sc == "crash" || isClusterScenario(sc) {
+		every /= 2 // crashes are quick; their recovery takes a lease; a failover takes seconds of its own
 	}
 	if sc == "split-brain" {
 		// Node 2 forgets a held key soon after it is granted, so that the
@@ -52,6 +52,10 @@ func (r *runState) nemesis(ctx context.Context) {
 			fault["node"] = node
 		}
 		switch sc {
+		case "cluster-failover", "cluster-failover-force", "cluster-kill-master", "cluster-replica-pause":
+			if !r.clusterFault(ctx, rng, fault) {
+				continue // the Cluster is not whole yet: no fault
+			}
 		case "holder-pause":
 			if r.cfg.Child != nil {
 				// SIGSTOP a child inside a hold, for two leases.

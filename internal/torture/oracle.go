@@ -39,6 +39,12 @@ const (
 // interfered reports whether a fault took h's lock away during h.
 func (r *runState) interfered(h hold) bool {
 	for _, x := range r.hits {
+		if x.until > 0 { // a span: any hold alive in it (hitSpan)
+			if x.at <= h.Exit && x.until >= h.Enter-interferenceSlack {
+				return true
+			}
+			continue
+		}
 		if (x.name == "" || slices.Contains(h.Names, x.name)) && x.at >= h.Enter-interferenceSlack && x.at <= h.Exit {
 			return true
 		}
@@ -350,6 +356,9 @@ func (r *runState) leaks(ctx context.Context, rep *Report) {
 	// expire by itself within its lease).
 	time.Sleep(r.maxDelay + r.cfg.Lease + wakeup.Linger)
 	for node, admin := range r.admins {
+		if r.cfg.Cluster != nil && !isMaster(ctx, admin) {
+			continue // a replica (its master has every key it has, and PTTL there would be MOVED), or a killed node not back yet
+		}
 		keys, err := admin.Do(ctx, admin.B().Keys().Pattern("*"+r.prefix+"*").Build()).AsStrSlice()
 		if err != nil {
 			rep.Leaks = append(rep.Leaks, fmt.Sprintf("node %d: %v", node, err))

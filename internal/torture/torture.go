@@ -93,6 +93,12 @@ type Config struct {
 	// (argv) starts one, and it must call ChildMain (see IsChild). Then a
 	// holder pause is SIGSTOP and a crash SIGKILL.
 	Child []string
+	// Cluster, when set, is the lock deployment: a Redis Cluster with
+	// replicas, for the ClusterScenarios (or none); workers connect to it
+	// directly (see cluster.go). WaitReplicas > 0 gives the workers'
+	// Clients WaitReplicas(WaitReplicas, a quarter lease).
+	Cluster      *redistest.Cluster `json:"-"`
+	WaitReplicas int
 }
 
 func (c *Config) defaults() error {
@@ -111,11 +117,13 @@ func (c *Config) defaults() error {
 	switch {
 	case !slices.Contains(Primitives, c.Primitive):
 		return fmt.Errorf("unknown primitive %q (one of %v)", c.Primitive, Primitives)
-	case !slices.Contains(Scenarios, c.Scenario):
-		return fmt.Errorf("unknown scenario %q (one of %v)", c.Scenario, Scenarios)
+	case !slices.Contains(Scenarios, c.Scenario) && !isClusterScenario(c.Scenario):
+		return fmt.Errorf("unknown scenario %q (one of %v, or with a Cluster %v)", c.Scenario, Scenarios, ClusterScenarios)
+	case clusterConfigError(c) != nil:
+		return clusterConfigError(c)
 	case c.Scenario == "bad-input" && c.Primitive != "rlock":
 		return fmt.Errorf("scenario bad-input covers every primitive: run it with rlock")
-	case !Applies(c.Primitive, c.Scenario):
+	case !isClusterScenario(c.Scenario) && !Applies(c.Primitive, c.Scenario):
 		return fmt.Errorf("scenario %s needs several lock servers: redlock only", c.Scenario)
 	case c.Workers <= 0 || c.Names <= 0 || c.Duration <= 0 || c.Lease < 10*time.Millisecond || c.Hold < 0:
 		return fmt.Errorf("workers, names and duration must be positive, lease at least 10ms, hold not negative")
@@ -298,14 +306,16 @@ type runState struct {
 	reclaims   []time.Duration // crashed permits: crash → lease run out (-1: never)
 	outages    []time.Duration // when a lock server came back (pause, restart)
 	maxDelay   time.Duration   // the slowest link of the run: bytes may land this late
+	rejoins    sync.WaitGroup  // killed cluster nodes coming back (cluster.go), awaited at teardown
 	// hits are the faults that took locks away (key deleted, server
 	// restarted), by time; name "" hits every name.
 	hits []hit
 }
 
 type hit struct {
-	at   time.Duration
-	name string
+	at    time.Duration
+	name  string
+	until time.Duration // > 0: a span from at to until, every name (hitSpan)
 }
 
 type crash struct {
@@ -317,7 +327,10 @@ type crash struct {
 func (r *runState) setup(ctx context.Context) error {
 	cfg := &r.cfg
 	addrs := cfg.LockAddrs
-	if len(addrs) == 0 {
+	if cfg.Cluster != nil {
+		addrs = cfg.Cluster.Addrs() // the admins reach each node
+		r.servers = make([]*redistest.Server, len(addrs))
+	} else if len(addrs) == 0 {
 		n := 1
 		if cfg.Primitive == "redlock" {
 			n = 5
@@ -376,6 +389,7 @@ func (r *runState) setup(ctx context.Context) error {
 
 // teardown closes what setup opened, last first.
 func (r *runState) teardown() {
+	r.rejoins.Wait()
 	for _, w := range r.workers {
 		w.close()
 	}

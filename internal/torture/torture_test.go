@@ -173,6 +173,8 @@ func TestBadConfigsAreRejected(t *testing.T) {
 		{Primitive: "redlock", LockAddrs: []string{"a", "b"}, Workers: 1, Names: 1, Duration: time.Second, Lease: time.Second},
 		{Workers: 0, Names: 1, Duration: time.Second, Lease: time.Second},
 		{Workers: 1, Names: 1, Duration: time.Second, Lease: time.Millisecond},
+		{Scenario: "cluster-failover", Workers: 1, Names: 1, Duration: time.Second, Lease: time.Second}, // no Cluster
+		{WaitReplicas: 1, Workers: 1, Names: 1, Duration: time.Second, Lease: time.Second},              // not a Cluster run
 	} {
 		_, err := Run(context.Background(), cfg)
 		assert.Error(t, err, "%+v", cfg)

@@ -40,6 +40,9 @@ type worker struct {
 func (r *runState) newWorker(id int) (*worker, error) {
 	w := &worker{r: r, id: id}
 	for _, a := range r.cfg.LockAddrs {
+		if r.cfg.Cluster != nil {
+			break // no proxies: a Cluster client follows the topology
+		}
 		px, err := newProxy(a)
 		if err != nil {
 			w.close()
@@ -61,6 +64,9 @@ func (r *runState) newWorker(id int) (*worker, error) {
 // boot starts the worker's process: connections and Clients.
 func (w *worker) boot() error {
 	cfg := &w.r.cfg
+	if cfg.Cluster != nil {
+		return w.bootCluster()
+	}
 	var rcs []rueidis.Client
 	var clients []*redisync.Client
 	for _, addr := range w.addrs {

@@ -1,0 +1,106 @@
+package torture
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redisync/redisync/internal/redistest"
+)
+
+// clusterTier is the CI tier on a Cluster with replicas: each primitive
+// under two nemeses, each nemesis under two primitives, once with
+// WaitReplicas(1) and once without. A kill takes 6-9 s here (node timeout,
+// election, the dead node's rejoin), a forced failover 4-6 s (the old
+// master's resync), so the whole matrix (TestClusterNemesesFullMatrix,
+// 4 × 4 × 2 runs, about 4 minutes) is not the CI tier.
+var clusterTier = []struct {
+	prim, sc string
+	wait     int
+}{
+	{"rlock", "cluster-kill-master", 0},
+	{"rlock", "cluster-failover-force", 1},
+	{"fairlock", "cluster-failover", 0},
+	{"fairlock", "cluster-replica-pause", 1},
+	{"rwlock", "cluster-failover-force", 0},
+	{"rwlock", "cluster-kill-master", 1},
+	{"semaphore", "cluster-replica-pause", 0},
+	{"semaphore", "cluster-failover", 1},
+}
+
+// The CI tier on a Cluster of 3 masters × 1 replica (issue 17), gating on
+// the NEVER classes. With WaitReplicas(1) nothing is excused: no overlap
+// without a loss told in time, whatever the failover. Without it, a forced
+// failover or a killed master may lose acknowledged grants (the overlaps
+// they cause are excused and the fence must catch them); a graceful
+// failover and a lagging replica lose nothing, so nothing is excused there
+// either.
+func TestNeverClassesHoldOnAClusterWithReplicas(t *testing.T) {
+	cl := redistest.StartClusterWithReplicas(t, 3, 1)
+	resource := redistest.Start(t)
+	for _, tc := range clusterTier {
+		runClusterScenario(t, cl, resource, tc.prim, tc.sc, tc.wait)
+	}
+}
+
+// TestClusterNemesesFullMatrix runs every cluster primitive under every
+// cluster nemesis, with and without WaitReplicas (about 4 minutes):
+// REDISYNC_TORTURE_CLUSTER_FULL=1 go test -race -run FullMatrix ./internal/torture.
+func TestClusterNemesesFullMatrix(t *testing.T) {
+	if os.Getenv("REDISYNC_TORTURE_CLUSTER_FULL") == "" {
+		t.Skip("the long tier: set REDISYNC_TORTURE_CLUSTER_FULL=1")
+	}
+	cl := redistest.StartClusterWithReplicas(t, 3, 1)
+	resource := redistest.Start(t)
+	for _, prim := range clusterPrimitives {
+		for _, sc := range ClusterScenarios {
+			for _, wait := range []int{0, 1} {
+				runClusterScenario(t, cl, resource, prim, sc, wait)
+			}
+		}
+	}
+}
+
+func runClusterScenario(t *testing.T, cl *redistest.Cluster, resource *redistest.Server, prim, sc string, wait int) {
+	t.Run(fmt.Sprintf("%s/%s/wait=%d", prim, sc, wait), func(t *testing.T) {
+		require.NoError(t, waitHealthy(cl), "the Cluster is whole before the run")
+		// The lease is the CI tier's (1 s against 5 ms holds); the run is
+		// long enough for the nemesis's first fault (a quarter to three
+		// quarters of a lease in) to start, and the run waits for it to
+		// end.
+		cfg := Config{
+			Primitive: prim, ResourceAddr: resource.Addr(), Cluster: cl, WaitReplicas: wait,
+			Scenario: sc, Workers: 4, Names: 2, Duration: 1200 * time.Millisecond,
+			Lease: time.Second, Hold: 5 * time.Millisecond, Seed: 1,
+			HangAfter: 500 * time.Millisecond,
+		}
+		start := time.Now()
+		rep, err := Run(context.Background(), cfg)
+		require.NoError(t, err)
+		t.Logf("%v %+v", time.Since(start).Round(time.Millisecond), *rep)
+		assert.Empty(t, rep.Violations())
+		assert.Positive(t, rep.Grants, "the service went on")
+		assert.Positive(t, rep.Faults, "the nemesis struck")
+		if prim == "semaphore" {
+			assert.LessOrEqual(t, rep.MaxConcurrent, 2)
+		}
+	})
+}
+
+// waitHealthy waits (30 s at most: a killed master's node rejoins, a
+// paused replica's failure flag clears) until the Cluster is whole.
+func waitHealthy(cl *redistest.Cluster) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := cl.Healthy()
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
