@@ -143,9 +143,11 @@ local function release_hold(key, owner, lease, expected, token_key, token, latch
   local count = tonumber(redis.call('hget', key, owner) or '0') or 0
   local current = tonumber(redis.call('hget', key, 'redisync:token') or '0') or 0
   if count == 0 or (expected > 0 and count ~= expected)
-      or (token and token > 0 and current > 0 and current ~= token) then
+      or (token and token > 0 and current ~= token) then
     -- Not this hold: absent, a count other than expected, or a later hold
-    -- of the same owner (another token).
+    -- of the same owner (another token, or none: a hash Redisson created
+    -- after ours was deleted; every hold of ours records its token, also
+    -- when it re-enters a hold Redisson began).
     latch_set(key, latch, req, 'r 0 ' .. count)
     return {0, count}, false
   end
