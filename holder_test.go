@@ -80,6 +80,26 @@ func holdKinds() []holdKind {
 			},
 		},
 		{
+			name: "rwlock read",
+			lock: func(t *testing.T, c *redisync.Client, name string) func() {
+				m := rwlock.New(c, name)
+				require.NoError(t, m.RLock(ctx))
+				return func() { require.NoError(t, m.RUnlock(ctx)) }
+			},
+			holders: rwHolders,
+			force:   rwForce,
+		},
+		{
+			name: "rwlock write",
+			lock: func(t *testing.T, c *redisync.Client, name string) func() {
+				m := rwlock.New(c, name)
+				require.NoError(t, m.Lock(ctx))
+				return func() { require.NoError(t, m.Unlock(ctx)) }
+			},
+			holders: rwHolders,
+			force:   rwForce,
+		},
+		{
 			name: "semaphore",
 			lock: func(t *testing.T, c *redisync.Client, name string) func() {
 				p, err := semaphore.New(c, name, 2).Acquire(ctx, 1)
@@ -122,6 +142,18 @@ func holdKinds() []holdKind {
 	}
 }
 
+func rwHolders(t *testing.T, c *redisync.Client, name string) []redisync.Holder {
+	hs, err := rwlock.New(c, name).Holders(context.Background())
+	require.NoError(t, err)
+	return hs
+}
+
+func rwForce(t *testing.T, c *redisync.Client, name string) {
+	ok, err := rwlock.ForceUnlock(context.Background(), c, name)
+	require.NoError(t, err)
+	require.True(t, ok)
+}
+
 // This process, as a Client records it.
 func checkThisProcess(t *testing.T, info *redisync.HolderInfo, label string) {
 	t.Helper()
@@ -142,7 +174,7 @@ func TestHolderInfoIsWrittenRenewedAndRemovedWithTheHold(t *testing.T) {
 			// machine: Redlock's node timeout is lease/20): after 4.5 s the
 			// record must still be there, so renewals extend it.
 			env := locktest.Setup(t, redisync.WithLabel("nightly-report"), redisync.WithWatchdogTimeout(2*time.Second))
-			name := "holder-" + k.name
+			name := "holder-" + strings.ReplaceAll(k.name, " ", "-")
 			unlock := k.lock(t, env.C, name)
 
 			hs := k.holders(t, env.C, name)
@@ -266,6 +298,12 @@ func tryLock(k holdKind, c *redisync.Client, name string) error {
 		return err
 	case "semaphore":
 		_, _, err := semaphore.New(c, name, 2).TryAcquire(ctx, 1)
+		return err
+	case "rwlock read":
+		_, err := rwlock.New(c, name).TryRLock(ctx)
+		return err
+	case "rwlock write":
+		_, err := rwlock.New(c, name).TryLock(ctx)
 		return err
 	default:
 		_, err := redlock.New([]*redisync.Client{c}, name).TryLock(ctx)
@@ -482,4 +520,56 @@ func TestRWLockHolders(t *testing.T) {
 	ok, err := w.ForceUnlock(ctx)
 	require.NoError(t, err)
 	assert.True(t, ok)
+}
+
+// A read-write lock records each reader (field "<owner>") and the writer
+// (field "<owner>:write") on their own: a reader's record goes with its
+// last read hold, the writer's with the write hold (a downgrade keeps the
+// read record), every one with the lock; a Client that records nothing
+// reads beside recording ones without a record.
+func TestRWLockRecordsEachReaderAndTheWriter(t *testing.T) {
+	env := locktest.Setup(t)
+	ctx := locktest.Bg()
+	side := infoKey("rw-records")
+	labels := func(rw *rwlock.RWMutex) map[string]string {
+		t.Helper()
+		hs, err := rw.Holders(ctx)
+		require.NoError(t, err)
+		out := map[string]string{}
+		for _, h := range hs {
+			label := "<none>"
+			if h.Info != nil {
+				label = h.Info.Label
+			}
+			out[h.Mode+" "+h.Owner] = label
+		}
+		return out
+	}
+	r1 := rwlock.New(env.Client(t, redisync.WithLabel("reader one")), "rw-records")
+	r2 := rwlock.New(env.Client(t, redisync.WithLabel("reader two")), "rw-records")
+	quiet := rwlock.New(env.Client(t, redisync.WithHolderInfo(false)), "rw-records")
+	require.NoError(t, r1.RLock(ctx))
+	require.NoError(t, r2.RLock(ctx))
+	require.NoError(t, r2.RLock(ctx)) // re-entry keeps the record
+	require.NoError(t, quiet.RLock(ctx))
+	assert.Equal(t, map[string]string{"read " + r1.Owner(): "reader one", "read " + r2.Owner(): "reader two",
+		"read " + quiet.Owner(): "<none>"}, labels(r1))
+	require.NoError(t, r1.RUnlock(ctx))
+	assert.Equal(t, int64(1), env.Int(t, "HLEN", side), "the released reader's record stayed")
+	require.NoError(t, r2.RUnlock(ctx))
+	assert.True(t, env.Exists(t, side), "a record went with a read hold the owner still has")
+	require.NoError(t, r2.RUnlock(ctx))
+	assert.False(t, env.Exists(t, side), "the last recorded reader's record stayed")
+	require.NoError(t, quiet.RUnlock(ctx))
+
+	w := rwlock.New(env.Client(t, redisync.WithLabel("writer")), "rw-records", rwlock.WithReentrant())
+	require.NoError(t, w.Lock(ctx))
+	require.NoError(t, w.RLock(ctx)) // a writer may read
+	assert.Equal(t, map[string]string{"write " + w.Owner(): "writer", "read " + w.Owner(): "writer"}, labels(w))
+	require.NoError(t, w.Unlock(ctx)) // downgrade: the read hold stays
+	assert.Equal(t, map[string]string{"read " + w.Owner(): "writer"}, labels(w))
+	assert.Equal(t, int64(0), env.Int(t, "HEXISTS", side, w.Owner()+":write"))
+	require.NoError(t, w.RUnlock(ctx))
+	assert.False(t, env.Exists(t, side))
+	assert.False(t, env.Exists(t, "rw-records"))
 }

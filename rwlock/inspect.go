@@ -81,5 +81,7 @@ func (rw *RWMutex) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := rw.check(ctx); err != nil {
 		return false, err
 	}
-	return scripts.RWForceUnlock(ctx, rw.e.RC, &rw.keys, rw.e.Publish)
+	k := rw.keys
+	k.Info = rw.e.HolderInfoKey(rw.name) // also when this Client records none
+	return scripts.RWForceUnlock(ctx, rw.e.RC, &k, rw.e.Publish)
 }

@@ -75,14 +75,21 @@ func TestReenterRedissonWriteHoldGetsToken(t *testing.T) {
 	onlyPhaseLeft(t, e, name)
 }
 
-// onlyPhaseLeft asserts that nothing but name's phase key is left, with an
-// expiry within the lease: a Redisson release that ends a phase redisync
-// began cannot delete the phase key (it does not know it), which then
-// expires by itself.
+// onlyPhaseLeft asserts that nothing but name's phase key (and its
+// holder-info hash) is left, with an expiry within the lease: a Redisson
+// release that ends a phase redisync began cannot delete the phase key or
+// the records of redisync's holds in it (it does not know them), which then
+// expire by themselves.
 func onlyPhaseLeft(t *testing.T, e *locktest.Env, name string) {
 	t.Helper()
 	phase := "redisync_rwlock_token:{" + name + "}:" + name
+	info := "redisync_holder_info:{" + name + "}:" + name
 	for _, k := range e.Keys(t) {
+		if k == info {
+			pttl := e.PTTL(t, k)
+			assert.True(t, pttl > 0 && pttl <= 30000, "holder-info pttl %d", pttl)
+			continue
+		}
 		require.Equal(t, phase, k, "only the phase key may be left: %s", e.Describe(t))
 		pttl := e.PTTL(t, k)
 		assert.True(t, pttl > 0 && pttl <= 30000, "phase key pttl %d", pttl)

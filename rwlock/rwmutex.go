@@ -61,6 +61,7 @@ func New(c *redisync.Client, name string, opts ...Option) *RWMutex {
 	owner, lease, fixed := o.Resolve(e)
 	derive := func(prefix string) string { k, _ := keys.Derived(prefix, name); return k }
 	base := keys.Tagged(name)
+	info, holder := e.HolderInfo(name)
 	rw := &RWMutex{
 		e: e, name: name, nameErr: nameErr, nonReentrant: o.NonReentrant,
 		leaseMs:       engine.Millis(lease),
@@ -77,6 +78,8 @@ func New(c *redisync.Client, name string, opts ...Option) *RWMutex {
 			Timeouts:    base + ":" + owner + ":rwlock_timeout",
 			Owner:       owner,
 			WriteField:  owner + ":write",
+			Info:        info,
+			Holder:      holder,
 		},
 	}
 	side := func(kind string, release hold.ReleaseFunc, item scripts.RenewItem) *hold.Hold {
@@ -98,10 +101,10 @@ func New(c *redisync.Client, name string, opts ...Option) *RWMutex {
 	}
 	rw.read = side("rwlock.read", func(ctx context.Context, a scripts.ReleaseArgs) (scripts.Released, error) {
 		return scripts.RWReadRelease(ctx, e.RC, &rw.keys, rw.leaseMs, a.Expected, e.Publish)
-	}, scripts.RenewItem{Key: name, Owner: owner, Prefix: rw.keys.Timeouts, Phase: rw.keys.Phase})
+	}, scripts.RenewItem{Key: name, Owner: owner, Prefix: rw.keys.Timeouts, Phase: rw.keys.Phase, Info: info})
 	rw.write = side("rwlock.write", func(ctx context.Context, a scripts.ReleaseArgs) (scripts.Released, error) {
 		return scripts.RWWriteRelease(ctx, e.RC, &rw.keys, rw.leaseMs, a.Expected, e.Publish)
-	}, scripts.RenewItem{Key: name, Owner: rw.keys.WriteField, Phase: rw.keys.Phase})
+	}, scripts.RenewItem{Key: name, Owner: rw.keys.WriteField, Phase: rw.keys.Phase, Info: info})
 	if o.Gated() {
 		rw.wgate, rw.rgate = hold.NewRWGate(o.NonReentrant, e.Closed())
 	}
@@ -334,9 +337,5 @@ func ForceUnlock(ctx context.Context, c *redisync.Client, name string) (bool, er
 	if name == "" {
 		return false, fmt.Errorf("rwlock: ForceUnlock with an empty name: %w", redisync.ErrInvalidName)
 	}
-	rw := New(c, name)
-	if err := rw.check(ctx); err != nil {
-		return false, err
-	}
-	return scripts.RWForceUnlock(ctx, rw.e.RC, &rw.keys, rw.e.Publish)
+	return New(c, name).ForceUnlock(ctx)
 }

@@ -31,7 +31,7 @@ var (
 	rwWriteAcquire = newScript(withRWLib(rwWriteAcquireSrc))
 	rwWriteRelease = newScript(withRWLib(rwWriteReleaseSrc))
 	rwLeave        = newScript(rwLeaveSrc)
-	rwlockRenew    = newRenewScript(withRWLib(rwRenewSrc), true).withPhase()
+	rwlockRenew    = newRenewScript(withRWLib(rwRenewSrc), true).withPhase().withInfo()
 	rwForceUnlock  = newScript(withRWLib(rwForceUnlockSrc))
 )
 
@@ -52,13 +52,26 @@ type RWKeys struct {
 	Timeouts    string // this owner's prefix "<base>:<owner>:rwlock_timeout"
 	Owner       string // read field
 	WriteField  string // "<owner>:write"
+	// Info and Holder: the holder-info hash (field "<owner>" for the read
+	// holds, "<owner>:write" for the write hold) and what an acquire
+	// records there; Info "" for none (WithHolderInfo(false)). Releases
+	// and force-unlocks are given Info whenever it is set.
+	Info, Holder string
+}
+
+// withInfo appends the holder-info hash to keys when there is one.
+func (k *RWKeys) withInfo(keys ...string) []string {
+	if k.Info != "" {
+		keys = append(keys, k.Info)
+	}
+	return keys
 }
 
 // RWReadAcquire runs rwlock_read_acquire.lua.
 func RWReadAcquire(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs string, nonReentrant bool) (Acquired, error) {
 	return parseAcquired(rwReadAcquire.Exec(ctx, c,
-		[]string{k.Lock, k.Timeouts, k.Token, k.Writers, k.Phase},
-		[]string{leaseMs, k.Owner, k.WriteField, flag(nonReentrant)}))
+		k.withInfo(k.Lock, k.Timeouts, k.Token, k.Writers, k.Phase),
+		[]string{leaseMs, k.Owner, k.WriteField, flag(nonReentrant), k.Holder}))
 }
 
 // RWReadRelease runs rwlock_read_release.lua (the contract of LockRelease;
@@ -66,7 +79,7 @@ func RWReadAcquire(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs str
 // ReleaseAny).
 func RWReadRelease(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs string, expected int64, publish string) (Released, error) {
 	return parseReleased(rwReadRelease.Exec(ctx, c,
-		[]string{k.Lock, k.Channel, k.Timeouts, k.TimeoutBase, k.Token, k.Phase},
+		k.withInfo(k.Lock, k.Channel, k.Timeouts, k.TimeoutBase, k.Token, k.Phase),
 		[]string{k.Owner, leaseMs, strconv.FormatInt(expected, 10), publish}))
 }
 
@@ -74,14 +87,14 @@ func RWReadRelease(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs str
 // a busy writer as waiting (writer preference).
 func RWWriteAcquire(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs string, nonReentrant bool, waiterTimeoutMs string) (Acquired, error) {
 	return parseAcquired(rwWriteAcquire.Exec(ctx, c,
-		[]string{k.Lock, k.Token, k.Writers, k.Phase},
-		[]string{leaseMs, k.WriteField, k.Owner, flag(nonReentrant), waiterTimeoutMs}))
+		k.withInfo(k.Lock, k.Token, k.Writers, k.Phase),
+		[]string{leaseMs, k.WriteField, k.Owner, flag(nonReentrant), waiterTimeoutMs, k.Holder}))
 }
 
 // RWWriteRelease runs rwlock_write_release.lua (the contract of LockRelease).
 func RWWriteRelease(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs string, expected int64, publish string) (Released, error) {
 	return parseReleased(rwWriteRelease.Exec(ctx, c,
-		[]string{k.Lock, k.Channel, k.Token, k.Phase},
+		k.withInfo(k.Lock, k.Channel, k.Token, k.Phase),
 		[]string{k.WriteField, leaseMs, strconv.FormatInt(expected, 10), publish}))
 }
 
@@ -93,6 +106,6 @@ func RWLeave(ctx context.Context, c rueidis.Client, k *RWKeys, publish string) (
 
 // RWForceUnlock runs rwlock_force_unlock.lua: it reports whether a lock was deleted.
 func RWForceUnlock(ctx context.Context, c rueidis.Client, k *RWKeys, publish string) (bool, error) {
-	n, err := rwForceUnlock.Exec(ctx, c, []string{k.Lock, k.Channel, k.Token, k.Phase}, []string{publish}).AsInt64()
+	n, err := rwForceUnlock.Exec(ctx, c, k.withInfo(k.Lock, k.Channel, k.Token, k.Phase), []string{publish}).AsInt64()
 	return n == 1, err
 }

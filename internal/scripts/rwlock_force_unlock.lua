@@ -6,6 +6,7 @@
 -- KEYS[2]  channel "redisson_rwlock:{name}"
 -- KEYS[3]  last-token key
 -- KEYS[4]  phase key: the token of the lock's current phase (rwlock_lib.lua)
+-- KEYS[5]  holder-info hash, optional: deleted with the lock
 -- ARGV[1]  "publish" or "spublish"
 --
 -- Reply: 1 when a lock was deleted, 0 when there was none. The read holds'
@@ -32,6 +33,9 @@ do
 end
 local token = phase_token(KEYS[1], KEYS[4], redis.call('hget', KEYS[1], 'mode'))
 redis.call('del', KEYS[1])
+if KEYS[5] then
+  info_drop(KEYS[5], nil, true)
+end
 phase_end(KEYS[4], KEYS[3], token)
 notify(ARGV[1], KEYS[2], '1')
 return 1

@@ -9,10 +9,13 @@
 -- KEYS[4]  waiting writers (zset: "<owner>:write" -> heartbeat deadline in
 --          server ms), filled only by writers with writer preference
 -- KEYS[5]  phase key: the token of the lock's current phase (rwlock_lib.lua)
+-- KEYS[6]  holder-info hash (keyspace.lua: info_record), optional: field
+--          "<owner>" records who took this owner's read holds
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  owner id (the read field)
 -- ARGV[3]  "<owner>:write" (the owner's write field)
 -- ARGV[4]  "1" for a non-reentrant lock, "0" otherwise
+-- ARGV[5]  holder-info payload to record for this owner's reads ("": none)
 --
 -- Reply: {token, count} acquired (token: the read phase's token, see the
 -- rwlock package doc); an integer wait hint in ms when busy (-1: the hash has
@@ -43,6 +46,7 @@ do
     or (found and wrong_kind(2, found .. ' at read hold ' .. (reads + 1)))
     or (shape == 'rwlock' and reads == 0 and writes == 0 and not lock_fields(KEYS[1])
       and wrong_kind(1, 'a hash with fields no lock has'))
+    or (KEYS[6] and info_refusal(6))
     or permitted({{'hset', KEYS[1]}, {'hincrby', KEYS[1]}, {'pexpire', KEYS[1]}, {'set', next_hold},
       {'zremrangebyscore', KEYS[4]}, {'set', KEYS[5]}, {'pexpire', KEYS[5]}})
   if refusal then
@@ -68,10 +72,14 @@ local function waiting_writer()
   return math.max(1, tonumber(first[2]) - now)
 end
 
+local fresh = mode == false
 local function add_read()
   local n = redis.call('hincrby', KEYS[1], ARGV[2], 1)
   redis.call('set', KEYS[2] .. ':' .. n, 1, 'px', lease)
   expire_at_least(KEYS[1], lease)
+  if KEYS[6] then
+    info_record(KEYS[6], ARGV[2], ARGV[5], lease, fresh)
+  end
   return n
 end
 

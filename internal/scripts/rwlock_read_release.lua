@@ -8,6 +8,8 @@
 --          "<base>:<owner>:rwlock_timeout:<n>")
 -- KEYS[5]  last-token key
 -- KEYS[6]  phase key: the token of the lock's current phase (rwlock_lib.lua)
+-- KEYS[7]  holder-info hash, optional: the owner's record goes with its last
+--          read hold, every record with the hash
 -- ARGV[1]  owner id (the read field)
 -- ARGV[2]  lease in milliseconds (unused: remaining read holds keep their own)
 -- ARGV[3]  expected read count before this release (n > 0, 0 = any, -1 = all),
@@ -57,6 +59,9 @@ for n = left + 1, count do
 end
 if left == 0 then
   redis.call('hdel', KEYS[1], ARGV[1])
+  if KEYS[7] then
+    info_drop(KEYS[7], ARGV[1], false)
+  end
 else
   redis.call('hset', KEYS[1], ARGV[1], left)
 end
@@ -84,6 +89,9 @@ if longest > 0 then
 end
 local token = phase_token(KEYS[1], KEYS[6], 'read')
 redis.call('del', KEYS[1])
+if KEYS[7] then
+  info_drop(KEYS[7], nil, true)
+end
 phase_end(KEYS[6], KEYS[5], token)
 notify(ARGV[4], KEYS[2], '1')
 return {1, left}

@@ -1,7 +1,9 @@
 -- rwlock_renew: extend many read-write lock holds in one call (the watchdog's
 -- batch). Runs with lib.lua prepended.
 --
--- KEYS[i]      lock hash of hold i (all in one hash slot on a Cluster)
+-- KEYS[i]      lock hash of hold i (all in one hash slot on a Cluster), i = 1..n
+-- KEYS[n+i]    holder-info hash of hold i (KEYS[i] again for none): its
+--              lease is extended with the hold's (keyspace.lua: info_extend)
 -- ARGV[1]      lease in milliseconds
 -- ARGV[4i-2]   field of hold i: "<owner>" for a read hold, "<owner>:write"
 --              for a write hold
@@ -22,7 +24,9 @@
 -- the renewal of every other hold in the batch.
 local lease = tonumber(ARGV[1])
 local alive = {}
-for i, key in ipairs(KEYS) do
+local holds = (#ARGV - 1) / 4
+for i = 1, holds do
+  local key = KEYS[i]
   local field, token, prefix, phase = ARGV[4 * i - 2], ARGV[4 * i - 1], ARGV[4 * i], ARGV[4 * i + 1]
   local count = 0
   if redis.call('type', key).ok == 'hash' then
@@ -54,6 +58,9 @@ for i, key in ipairs(KEYS) do
     extend(key, lease)
     if phase_type == 'string' then
       phase_follow(key, phase)
+    end
+    if KEYS[holds + i] ~= key then
+      info_extend(KEYS[holds + i], lease)
     end
     alive[i] = 1
   else

@@ -5,6 +5,8 @@
 -- KEYS[2]  last-token key
 -- KEYS[3]  waiting writers (zset: "<owner>:write" -> deadline, server ms)
 -- KEYS[4]  phase key: the token of the lock's current phase (rwlock_lib.lua)
+-- KEYS[5]  holder-info hash (keyspace.lua: info_record), optional: field
+--          "<owner>:write" records who took the write hold
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  "<owner>:write" (the write field)
 -- ARGV[3]  owner id (the read field)
@@ -12,6 +14,7 @@
 -- ARGV[5]  waiter timeout in ms: when > 0 and the lock is busy, the writer
 --          registers (or refreshes) itself as waiting until now + this, so
 --          new readers queue behind it (writer preference); "0": do not
+-- ARGV[6]  holder-info payload to record for the write hold ("": none)
 --
 -- Reply: {token, count} acquired; the hash's PTTL when busy; error
 -- NON_REENTRANT; error UPGRADE when the owner holds read holds but not the
@@ -32,6 +35,7 @@ do
   local refusal = check_own({{2, 'string', TOKEN}, {3, 'zset'}, {4, 'string', RW_PHASE}})
     or permitted({{'hset', KEYS[1]}, {'hincrby', KEYS[1]}, {'pexpire', KEYS[1]},
       {'zadd', KEYS[3]}, {'zrem', KEYS[3]}, {'pexpire', KEYS[3]}, {'set', KEYS[4]}, {'pexpire', KEYS[4]}})
+    or (KEYS[5] and info_refusal(5))
   if refusal then
     return refusal
   end
@@ -44,6 +48,9 @@ if not mode then
   redis.call('pexpire', KEYS[1], lease)
   phase_set(KEYS[1], KEYS[4], token, 'w ' .. ARGV[2])
   redis.call('zrem', KEYS[3], ARGV[2])
+  if KEYS[5] then
+    info_record(KEYS[5], ARGV[2], ARGV[6], lease, true)
+  end
   return {token, 1}
 end
 if mode == 'write' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
@@ -60,6 +67,9 @@ if mode == 'write' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
     -- has no token yet, so this hold draws one, a real fencing token.
     token = phase_next(KEYS[2], KEYS[4])
     phase_set(KEYS[1], KEYS[4], token, 'w ' .. ARGV[2])
+  end
+  if KEYS[5] then
+    info_record(KEYS[5], ARGV[2], ARGV[6], lease, false)
   end
   return {token, count}
 end

@@ -5,6 +5,8 @@
 -- KEYS[2]  channel "redisson_rwlock:{name}"
 -- KEYS[3]  last-token key
 -- KEYS[4]  phase key: the token of the lock's current phase (rwlock_lib.lua)
+-- KEYS[5]  holder-info hash, optional: the write hold's record goes with its
+--          last hold, every record with the hash
 -- ARGV[1]  "<owner>:write" (the write field)
 -- ARGV[2]  lease in milliseconds, applied when write holds remain
 -- ARGV[3]  expected write count before this release (n > 0, 0 = any, -1 =
@@ -44,6 +46,9 @@ if expected >= 0 and count > 1 then
 end
 local token = phase_token(KEYS[1], KEYS[4], redis.call('hget', KEYS[1], 'mode'))
 redis.call('hdel', KEYS[1], ARGV[1])
+if KEYS[5] then
+  info_drop(KEYS[5], ARGV[1], false)
+end
 -- Holds left: every field but "mode" and the old layout's "redisync:..."
 -- (Redisson's own release counts fields, and ours no longer adds any).
 local others = 0
@@ -60,6 +65,9 @@ if others > 0 then
   end
 else
   redis.call('del', KEYS[1])
+  if KEYS[5] then
+    info_drop(KEYS[5], nil, true)
+  end
   phase_end(KEYS[4], KEYS[3], token)
 end
 notify(ARGV[4], KEYS[2], '1')
