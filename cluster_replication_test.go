@@ -54,7 +54,8 @@ func TestWaitReplicasOnACluster(t *testing.T) {
 		replica.Resume()
 		require.Error(t, err)
 		assert.ErrorIs(t, err, redisync.ErrNotReplicated)
-		assert.False(t, has(master, name), "the unacknowledged grant was rolled back on the master")
+		assert.Eventually(t, func() bool { return !has(master, name) }, 5*time.Second, 10*time.Millisecond,
+			"the unacknowledged grant was rolled back on the master (the undo is a Client task)")
 		assert.ErrorIs(t, m.Err(), redisync.ErrNotHeld)
 		require.NoError(t, otherErr, "the WAIT is per shard: the other shard's replica acknowledged")
 		require.NoError(t, o.Unlock(bg))
@@ -148,4 +149,63 @@ func nameOnAnotherShard(t *testing.T, cl *redistest.Cluster, name string) string
 	}
 	t.Fatal("no name on another shard")
 	return ""
+}
+
+// A failover that loses an acknowledged grant (issue 17, the guarantee
+// matrix's Cluster rows): the replica is cut off its master's stream while
+// both run, a lock is granted on the master, and the master is killed.
+// Without WaitReplicas the promoted replica never saw the grant, so a
+// second client gets the lock while the first one's lease still runs —
+// two holders, told apart only by the fencing token, which rises. With
+// WaitReplicas(1) the same grant is refused (ErrNotReplicated) and rolled
+// back: there is nothing for the failover to lose.
+func TestClusterFailoverLosingAGrant(t *testing.T) {
+	t.Parallel() // its own servers; every bound is seconds wide
+	cl := redistest.StartClusterWithReplicas(t, 3, 1)
+	bg := context.Background()
+	const name = "closs:lock"
+
+	// With WaitReplicas: refused while the replica is cut off.
+	replica, heal, err := cl.CutReplica(name)
+	require.NoError(t, err)
+	waiting := redisync.New(cl.Client(t), redisync.WithReplication(redisync.WaitReplicas(1, 300*time.Millisecond)))
+	defer waiting.Close()
+	err = rlock.New(waiting, name).Lock(bg)
+	assert.ErrorIs(t, err, redisync.ErrNotReplicated, "a grant its replica did not get is refused")
+	master := cl.MasterFor(name).Client(t)
+	require.Eventually(t, func() bool { // the undo is a Client task
+		n, err := redistest.Do(t, master, "EXISTS", name).AsInt64()
+		return err == nil && n == 0
+	}, 5*time.Second, 10*time.Millisecond, "and rolled back on the master")
+
+	// Without: granted, then lost by the failover. The lease (20 s) outlasts
+	// the failover by far, so the first hold is still running when the
+	// second is granted.
+	const lease = 20 * time.Second
+	first := redisync.New(cl.Client(t), redisync.WithWatchdogTimeout(lease))
+	defer first.Close()
+	a := rlock.New(first, name)
+	require.NoError(t, a.Lock(bg))
+	granted := time.Now()
+	killed, promoted, err := cl.KillMaster(name)
+	require.NoError(t, err)
+	require.Equal(t, replica, promoted)
+	require.NoError(t, heal())
+
+	second := redisync.New(cl.Client(t))
+	defer second.Close()
+	b := rlock.New(second, name)
+	ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+	defer cancel()
+	require.NoError(t, b.Lock(ctx), "the promoted replica never saw the first grant")
+	require.Less(t, time.Since(granted), lease, "granted again within the first hold's lease: two holders")
+	assert.Greater(t, b.Token(), a.Token(), "the fence tells them apart")
+	select {
+	case <-a.Done(): // its next renewal finds the key gone
+	case <-time.After(lease):
+		t.Fatal("the first holder was never told")
+	}
+	assert.ErrorIs(t, a.Err(), redisync.ErrLockLost)
+	require.NoError(t, b.Unlock(bg))
+	require.NoError(t, cl.Rejoin(killed))
 }

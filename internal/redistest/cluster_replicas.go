@@ -418,6 +418,50 @@ func (c *Cluster) Healthy() error {
 	return nil
 }
 
+// CutReplica cuts the replica of key's master off its master's stream
+// while both keep running: the replica is given credentials for a user
+// the master does not have (masteruser/masterauth) and its link is
+// dropped, so every reconnection fails to authenticate. The master goes on
+// taking (and acknowledging) writes the replica never receives — what a
+// failover then loses. (Pausing the replica loses nothing: the stream
+// waits in its socket buffer.) heal restores the replica's credentials;
+// after a failover, heal the promoted node: it keeps the settings.
+func (c *Cluster) CutReplica(key string) (replica *Server, heal func() error, err error) {
+	master, err := c.masterFor(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	replica, err = c.replicaOf(master)
+	if err != nil || replica == nil {
+		return nil, nil, fmt.Errorf("cut: %s has no replica (%v)", master.Addr(), err)
+	}
+	for _, args := range [][]string{
+		{"CONFIG", "SET", "masteruser", "redistest-cut"},
+		{"CONFIG", "SET", "masterauth", "redistest-cut"},
+		{"CLIENT", "KILL", "TYPE", "master"},
+	} {
+		if _, err := rawCommand(replica.Addr(), args...); err != nil {
+			return nil, nil, err
+		}
+	}
+	heal = func() error {
+		for _, args := range [][]string{{"CONFIG", "SET", "masteruser", ""}, {"CONFIG", "SET", "masterauth", ""}} {
+			if _, err := rawCommand(replica.Addr(), args...); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	err = c.waitFor(failoverWithin, "the replica's link down", func() error {
+		info, err := rawCommand(replica.Addr(), "INFO", "replication")
+		if err != nil || !strings.Contains(info, "master_link_status:down") {
+			return fmt.Errorf("%s: link still up (%v)", replica.Addr(), err)
+		}
+		return nil
+	})
+	return replica, heal, err
+}
+
 // isMaster: s says it is a master (ROLE) and serves slots.
 func (c *Cluster) isMaster(s *Server) error {
 	role, err := rawCommand(s.Addr(), "ROLE")

@@ -75,3 +75,33 @@ func TestClusterWithReplicasFailsOver(t *testing.T) {
 		t.Fatalf("WAIT with the replica paused: %d %v, want 0", n, err)
 	}
 }
+
+// CutReplica: writes the master acknowledges no longer reach the replica
+// (WAIT counts none), and heal links it again.
+func TestClusterCutReplica(t *testing.T) {
+	c := StartClusterWithReplicas(t, 3, 1)
+	rc := c.Client(t)
+	ctx := context.Background()
+	const key = "{k}x"
+	replica, heal, err := c.CutReplica(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := rc.DoMulti(ctx, rc.B().Set().Key(key).Value("1").Build(), rc.B().Wait().Numreplicas(1).Timeout(300).Build())
+	if n, err := res[1].AsInt64(); err != nil || n != 0 {
+		t.Fatalf("WAIT with the replica cut off: %d %v, want 0", n, err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	rr := replica.Client(t)
+	got := rr.DoMulti(ctx, rr.B().Readonly().Build(), rr.B().Exists().Key(key).Build())
+	if n, err := got[1].AsInt64(); err != nil || n != 0 {
+		t.Fatalf("the cut replica has the key: %d %v", n, err)
+	}
+	if err := heal(); err != nil {
+		t.Fatal(err)
+	}
+	res = rc.DoMulti(ctx, rc.B().Set().Key(key).Value("2").Build(), rc.B().Wait().Numreplicas(1).Timeout(10000).Build())
+	if n, err := res[1].AsInt64(); err != nil || n != 1 {
+		t.Fatalf("WAIT after heal: %d %v, want 1", n, err)
+	}
+}
