@@ -19,8 +19,13 @@ import (
 // flushed. The next round meets NOSCRIPT on both commands and sends both
 // again as EVAL in one more round trip; no hold is lost, and later rounds
 // use EVALSHA again.
+//
+// The lease is 1.5 s: renewals go every 500 ms and a hold survives a stall
+// of about a second. With 600 ms a hold was lost beside a second make test
+// (a 400 ms stall of the process, while the test unlocked 300 holds one by
+// one after the watch) — not the flush, which the watch had already passed.
 func TestRenewalAfterScriptFlushReloadsOncePerCommand(t *testing.T) {
-	const lease, n = 600 * time.Millisecond, 300
+	const lease, n = 1500 * time.Millisecond, 300
 	e := locktest.Setup(t, redisync.WithWatchdogTimeout(lease))
 	bg := locktest.Bg()
 	mus := make([]*rlock.Mutex, n)
@@ -30,7 +35,7 @@ func TestRenewalAfterScriptFlushReloadsOncePerCommand(t *testing.T) {
 	}
 	evalsBefore := redistest.CommandCalls(t, e.RC, "eval")
 	e.Do(t, "SCRIPT", "FLUSH")
-	end := time.Now().Add(3 * lease)
+	end := time.Now().Add(2 * lease) // four renewal rounds after the flush
 	for time.Now().Before(end) {
 		for i, mu := range mus {
 			if isDone(mu.Done()) {
