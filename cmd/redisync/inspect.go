@@ -20,7 +20,7 @@ import (
 // Redis changes (expired holders still listed are shown with lease 0).
 type inspection struct {
 	Name      string   `json:"name"`
-	Kind      string   `json:"kind"` // none, lock (rlock, or fairlock without waiters), fairlock, rwlock, semaphore
+	Kind      string   `json:"kind"` // none, lock (rlock, or fairlock without waiters), fairlock, rwlock, semaphore, redlock (this server's key)
 	Locked    bool     `json:"locked"`
 	LeaseMs   int64    `json:"lease_ms,omitempty"` // remaining lease of the lock key
 	Token     uint64   `json:"token,omitempty"`    // fencing token of the current hold (rwlock: of the read phase or write)
@@ -64,7 +64,7 @@ type waiter struct {
 func inspectCmd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("inspect", "inspect [flags] NAME", `
 Shows what is held under NAME: the kind of lock (rlock, fairlock, rwlock,
-semaphore), the holders with their hold counts, remaining leases, who took
+semaphore, or a Redlock's key on this server: run it against each node), the holders with their hold counts, remaining leases, who took
 each hold where it was recorded (host, pid, program, how long ago, --label
 of 'run'), the fencing token, the queue of a fair lock or semaphore, the readers and writer
 of a read-write lock, and a semaphore's capacity and permits. It only reads.
@@ -153,6 +153,16 @@ func inspect(ctx context.Context, rc rueidis.Client, name string) (inspection, e
 				r.Kind, r.Queue = "fairlock", q
 			}
 		}
+	case "string":
+		// A Redlock node's key: a string with an expiry whose value is the
+		// holder's owner id and round (internal/scripts/redlock_acquire.lua);
+		// one without expiry is no lock of any kind.
+		pttl := rd.int("PTTL", name)
+		if pttl < 0 && rd.err == nil {
+			return r, fmt.Errorf("%s is a Redis string without expiry, not a redisync lock", printable(name))
+		}
+		r.Kind, r.Locked, r.LeaseMs = "redlock", true, max(0, pttl)
+		r.Holders = append(r.Holders, holder{Owner: rd.str("GET", name), Count: 1, LeaseMs: r.LeaseMs})
 	default:
 		if rd.err == nil {
 			return r, fmt.Errorf("%s is a Redis %s, not a redisync lock", printable(name), printable(typ))

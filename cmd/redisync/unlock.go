@@ -10,6 +10,7 @@ import (
 
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/fairlock"
+	"github.com/redisync/redisync/redlock"
 	"github.com/redisync/redisync/rlock"
 	"github.com/redisync/redisync/rwlock"
 	"github.com/redisync/redisync/semaphore"
@@ -21,8 +22,9 @@ var stdin io.Reader = os.Stdin
 func unlockCmd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("unlock", "unlock --force [--yes] [flags] NAME", `
 Deletes the lock NAME whoever holds it and wakes its waiters: every hold of
-an rlock, fairlock or rwlock (readers and writer), or every permit of a
-semaphore (its capacity stays). The former holders learn it at their next
+an rlock, fairlock or rwlock (readers and writer), every permit of a
+semaphore (its capacity stays), or a Redlock's key on this server (run it
+against each node). The former holders learn it at their next
 renewal (their Done closes with ErrLockLost; 'redisync run' terminates its
 command). It is for locks whose holder is gone for good: a live holder keeps
 working without the lock. Asks for confirmation unless --yes.`, stdout, stderr)
@@ -80,6 +82,9 @@ working without the lock. Asks for confirmation unless --yes.`, stdout, stderr)
 	case "fairlock":
 		_, err = fairlock.ForceUnlock(ctx, c, name)
 		did = "unlocked"
+	case "redlock":
+		_, err = redlock.ForceUnlock(ctx, []*redisync.Client{c}, name)
+		did = "deleted this server's Redlock key"
 	default:
 		_, err = rlock.ForceUnlock(ctx, c, name)
 		did = "unlocked"
