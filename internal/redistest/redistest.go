@@ -1,6 +1,6 @@
 // Package redistest starts real redis-server processes for tests: free
-// loopback ports, one temp dir each, ready when they answer PING, stopped by
-// t.Cleanup. Servers run without persistence, so Restart is an amnesic
+// loopback ports, one temp dir each, ready when the port answers with the
+// started process's id (INFO server), stopped by t.Cleanup. Servers run without persistence, so Restart is an amnesic
 // restart (the data is gone), and with the DEBUG command enabled for local
 // connections. Fault controls: Kill, Restart, Pause and Resume. StartCluster
 // forms a Redis Cluster (with redis-cli --cluster create) and StartSentinel a
@@ -11,6 +11,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -27,7 +28,7 @@ import (
 // Binary is the server executable looked up on PATH.
 const Binary = "redis-server"
 
-// startTimeout bounds how long a server may take to answer PING.
+// startTimeout bounds how long a server may take to answer.
 const startTimeout = 10 * time.Second
 
 // Server is one redis-server process.
@@ -203,7 +204,7 @@ func (s *Server) launch() error {
 			return fmt.Errorf("redis-server exited: %v: %s", err, lastLines(string(logTail), 5))
 		default:
 		}
-		if ping(s.Addr()) {
+		if serves(s.Addr(), cmd.Process.Pid) {
 			s.mu.Lock()
 			s.proc, s.exited = cmd.Process, exited
 			s.mu.Unlock()
@@ -213,23 +214,44 @@ func (s *Server) launch() error {
 	}
 	_ = cmd.Process.Kill()
 	<-exited
-	return fmt.Errorf("redis-server on port %d did not answer PING within %v", s.port, startTimeout)
+	return fmt.Errorf("redis-server on port %d did not answer within %v", s.port, startTimeout)
 }
 
-// ping reports whether a server at addr answers PING, with a raw RESP
-// exchange so no client library state is involved.
-func ping(addr string) bool {
+// serves reports whether the server answering at addr is the process pid,
+// with a raw RESP exchange (INFO server's process_id) so no client library
+// state is involved. A PONG alone is not enough: another test process can
+// take the port between freePort and the bind, and then our server exits
+// while theirs answers (a Cluster formed of a foreign server beside a
+// second make test: "... is not configured as a cluster node").
+func serves(addr string, pid int) bool {
 	conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
 	if err != nil {
 		return false
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(500 * time.Millisecond))
-	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+	if _, err := conn.Write([]byte("INFO server\r\n")); err != nil {
 		return false
 	}
-	line, err := bufio.NewReader(conn).ReadString('\n')
-	return err == nil && strings.HasPrefix(line, "+PONG")
+	r := bufio.NewReader(conn)
+	head, err := r.ReadString('\n')
+	if err != nil || !strings.HasPrefix(head, "$") {
+		return false
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(head[1:]))
+	if err != nil || n < 0 {
+		return false
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(body), "\r\n") {
+		if v, ok := strings.CutPrefix(line, "process_id:"); ok {
+			return v == strconv.Itoa(pid)
+		}
+	}
+	return false
 }
 
 func freePort() (int, error) {
