@@ -26,13 +26,17 @@ import (
 //     promoted after the node timeout, and the dead node rejoins, empty, as
 //     the new master's replica;
 //   - cluster-replica-pause: the replica is stopped (SIGSTOP) for most of
-//     a lease, so it lags (with WaitReplicas, writes go unacknowledged).
+//     a lease, so it lags (with WaitReplicas, writes go unacknowledged);
+//   - cluster-lossy-failover: the replica is cut off its master's stream
+//     (redistest's CutReplica) for half a lease while the master
+//     goes on granting, then takes over with CLUSTER FAILOVER FORCE: every
+//     write of the cut is lost, the failover that double-grants.
 //
 // Without WaitReplicas, a forced failover and a killed master may lose
 // acknowledged grants: the holds they struck are excused from the overlap
 // oracle (the fence must catch the overlaps). With Config.WaitReplicas
 // nothing is excused: every grant was on the replica before Lock returned.
-var ClusterScenarios = []string{"cluster-failover", "cluster-failover-force", "cluster-kill-master", "cluster-replica-pause"}
+var ClusterScenarios = []string{"cluster-failover", "cluster-failover-force", "cluster-kill-master", "cluster-replica-pause", "cluster-lossy-failover"}
 
 // clusterPrimitives are the primitives the cluster nemeses run (one name a
 // hold: multilock spans slots, redlock needs independent masters).
@@ -121,6 +125,9 @@ func (r *runState) clusterFault(ctx context.Context, rng *rand.Rand, fault map[s
 				}
 			}()
 		}
+	case "cluster-lossy-failover":
+		lossy = true
+		err = r.lossyFailover(ctx, name)
 	case "cluster-replica-pause":
 		replica, perr := cl.PauseReplica(name)
 		err = perr
@@ -139,6 +146,28 @@ func (r *runState) clusterFault(ctx context.Context, rng *rand.Rand, fault map[s
 		r.hitSpan(at, r.now())
 	}
 	return true
+}
+
+// lossyFailover cuts the replica of name's master off, lets the master
+// grant on for half a lease, and has the replica take over (FORCE),
+// never having seen those grants.
+func (r *runState) lossyFailover(ctx context.Context, name string) error {
+	cl := r.cfg.Cluster
+	_, heal, err := cl.CutReplica(name)
+	if err != nil {
+		if heal != nil {
+			_ = heal()
+		}
+		return err
+	}
+	sleep(ctx, r.cfg.Lease/2)
+	_, ferr := cl.Failover(name, true)
+	// The promoted node keeps the cut credentials until healed (it needs
+	// them again only as a replica).
+	if err := heal(); err != nil {
+		return err
+	}
+	return ferr
 }
 
 // hitSpan records a fault that may have taken every name's lock away at

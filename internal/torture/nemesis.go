@@ -52,7 +52,7 @@ func (r *runState) nemesis(ctx context.Context) {
 			fault["node"] = node
 		}
 		switch sc {
-		case "cluster-failover", "cluster-failover-force", "cluster-kill-master", "cluster-replica-pause":
+		case "cluster-failover", "cluster-failover-force", "cluster-kill-master", "cluster-replica-pause", "cluster-lossy-failover":
 			if !r.clusterFault(ctx, rng, fault) {
 				continue // the Cluster is not whole yet: no fault
 			}

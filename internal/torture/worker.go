@@ -170,9 +170,12 @@ func (w *worker) loop(ctx context.Context, id int) {
 		if late := r.now() - call - timeout; err != nil && late > cfg.HangAfter && !w.crashed.Load() {
 			r.count(&r.hangs)
 		}
+		// Whether the call used up its deadline, read before cancel (after
+		// it, every failed call looked timed out and no error was counted).
+		timedOut := actx.Err() != nil
 		cancel()
 		if err != nil {
-			w.failed(ctx, actx, g, err)
+			w.failed(ctx, timedOut, g, err)
 			continue
 		}
 		grants++
@@ -222,13 +225,13 @@ func (w *worker) doubleRelease(rng *rand.Rand, g *grant, released bool) {
 }
 
 // failed accounts for an acquire that returned err.
-func (w *worker) failed(ctx, actx context.Context, g *grant, err error) {
+func (w *worker) failed(ctx context.Context, timedOut bool, g *grant, err error) {
 	r := w.r
 	switch {
 	case w.crashed.Load():
 		return // the nemesis killed it while it waited
 	case ctx.Err() != nil:
-	case actx.Err() != nil:
+	case timedOut:
 		if r.cfg.Scenario != "cancel" {
 			r.count(&r.timeouts)
 		}
