@@ -94,6 +94,11 @@ func runClusterScenario(t *testing.T, cl *redistest.Cluster, resource *redistest
 		if prim == "semaphore" {
 			assert.LessOrEqual(t, rep.MaxConcurrent, 2)
 		}
+		if sc == "cluster-lossy-failover" && wait > 0 {
+			// The grants of the cut were refused (ErrNotReplicated), and
+			// counted as errors, not as timeouts.
+			assert.Positive(t, rep.Errors, "refused grants counted as errors")
+		}
 	})
 }
 
