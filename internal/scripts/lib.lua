@@ -18,13 +18,29 @@ local function next_token(token_key)
   return token
 end
 
+-- How long keep_token keeps the last token after a release, counted from the
+-- later of the release and the moment the server clock passes the token
+-- (ms): the largest clock step back, or clock lag of a promoted replica,
+-- that the next grant's token still rises across (docs/layout.md).
+local KEEP_TOKEN_MS = 10000
+
 -- Called when a lock's hash (which held the last token) is deleted: keep the
--- token in token_key only while the server clock has not yet passed it, so
--- the next grant still exceeds it. In practice the clock has moved on.
+-- token in token_key until the server clock has passed it by KEEP_TOKEN_MS,
+-- and for at least KEEP_TOKEN_MS, so the next grant still exceeds it — also
+-- after the clock stepped back during the hold (the token is then ahead of
+-- the clock). Redis keeps the expiry as an absolute time and replicates it
+-- so (SET PX travels as PXAT), so the bound is the same on a promoted
+-- replica: a master that is still up deletes the key by its own clock, and a
+-- replica that takes over keeps it until its clock passes that time.
 local function keep_token(token, token_key)
-  if token >= now_us() then
-    redis.call('set', token_key, string.format('%.0f', token), 'PX', 1000)
+  if token <= 0 then
+    return
   end
+  local ahead_ms = math.ceil((token - now_us()) / 1000)
+  if ahead_ms < 0 then
+    ahead_ms = 0
+  end
+  redis.call('set', token_key, string.format('%.0f', token), 'PX', ahead_ms + KEEP_TOKEN_MS)
 end
 
 -- Raise key's expiry to at least ms; never shorten it, never touch a key

@@ -12,7 +12,7 @@
 -- that a Redisson release ended; phase_token therefore believes it only
 -- while the hash still matches (the same mode, and for a write phase the same
 -- writer's field). The last-token key "redisync_lock_token:{H}:N" keeps its
--- role (rlock_acquire.lua): the last token, briefly, after a release.
+-- role (rlock_acquire.lua): the last token, for 10 s after a release.
 --
 -- The old layout (before issue 16) kept "redisync:token" = "t<token>" in the
 -- hash; phase_token still reads it, so holds taken before an upgrade are
