@@ -36,7 +36,10 @@ var None = Replication{}
 // (rueidis follows MOVED and sends it again to the new master, without
 // the WAIT) is judged by the old node's WAIT: after a failover that node
 // is a replica or gone and the write counts as not replicated; after a
-// resharding it may be counted as replicated when it was not.
+// resharding it may be counted as replicated when it was not. So after a
+// failover, writes to the shard fail with ErrNotReplicated until rueidis
+// has refreshed its slot map (about a second in the tests): acquisitions
+// are refused, renewals retried.
 func WaitReplicas(n int, timeout time.Duration) Replication {
 	return Replication{replicas: n, timeout: timeout}
 }
