@@ -1,3 +1,4 @@
+#!lua
 -- fair_acquire: take, re-enter, or queue for a fair (FIFO) lock. Runs with
 -- lib.lua prepended.
 --

@@ -1,3 +1,4 @@
+#!lua
 -- fair_redisson_acquire: take, re-enter, or queue for a fair lock in
 -- Redisson's RFairLock queue (fair_redisson_lib.lua). Runs with lib.lua,
 -- keyspace.lua and fair_redisson_lib.lua prepended.

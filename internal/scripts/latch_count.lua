@@ -1,3 +1,4 @@
+#!lua flags=no-writes
 -- latch_count: a latch's count (Redisson's RCountDownLatch.getCount).
 --
 -- KEYS[1]  latch key

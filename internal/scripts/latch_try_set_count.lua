@@ -1,3 +1,4 @@
+#!lua
 -- latch_try_set_count: set the count of a latch that does not exist
 -- (Redisson's RCountDownLatch.trySetCount).
 --

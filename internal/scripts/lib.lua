@@ -43,6 +43,19 @@ local function keep_token(token, token_key)
   redis.call('set', token_key, string.format('%.0f', token), 'PX', ahead_ms + KEEP_TOKEN_MS)
 end
 
+-- Out of memory, Redis refuses a script without a shebang (a release, a
+-- renewal: script.go, shebangWrite) at its first write that may grow memory
+-- (HINCRBY, ZADD, HSET, SET) unless it has written before. touch writes
+-- key's own expiry again (PEXPIRE, never refused for memory), so that the
+-- writes after it, which must not grow memory (a decrement, a new score for
+-- a member), run under OOM too.
+local function touch(key)
+  local pttl = redis.call('pttl', key)
+  if pttl > 0 then
+    redis.call('pexpire', key, pttl)
+  end
+end
+
 -- Raise key's expiry to at least ms; never shorten it, never touch a key
 -- without expiry.
 local function extend(key, ms)
@@ -168,6 +181,7 @@ local function release_hold(key, owner, lease, expected, token_key, token, latch
     return {0, count}, false
   end
   if expected >= 0 and count > 1 then
+    touch(key) -- a decrement does not grow memory: let it run under OOM
     redis.call('hincrby', key, owner, -1)
     extend(key, lease)
     latch_set(key, latch, req, 'r 1 ' .. (count - 1))

@@ -1,3 +1,4 @@
+#!lua
 -- redlock_acquire: phase 1 of a Redlock acquisition on one node. Runs with
 -- lib.lua prepended.
 --

@@ -1,3 +1,4 @@
+#!lua
 -- redlock_fence: phase 2 of a Redlock acquisition on one node: raise the
 -- node's fencing counter to the token the client chose, while it still
 -- holds the lock there. Runs with lib.lua prepended.

@@ -1,10 +1,11 @@
+#!lua
 -- rlock_acquire: take or re-enter a reentrant lock (Redisson RLock layout).
 -- Runs with lib.lua prepended.
 --
 -- KEYS[1]  lock hash, named by the raw lock name; field <owner> = hold count,
 --          field "redisync:token" = fencing token of the current hold
--- KEYS[2]  last-token key (string): the last token issued, kept only briefly
---          after a release when the server clock has not yet passed it
+-- KEYS[2]  last-token key (string): the last token issued, kept after a
+--          release until the server clock is 10 s past it (lib.lua keep_token)
 -- KEYS[3]  holder-info hash (keyspace.lua: info_record), optional
 -- ARGV[1]  lease in milliseconds (> 0)
 -- ARGV[2]  owner id

@@ -1,3 +1,4 @@
+#!lua
 -- rlock_acquire_all: take or re-enter several reentrant locks at once, all
 -- or none (a multilock whose locks share one server or hash slot). Runs with
 -- lib.lua prepended.

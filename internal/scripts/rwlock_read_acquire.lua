@@ -1,3 +1,4 @@
+#!lua
 -- rwlock_read_acquire: take or re-enter a read hold (Redisson RReadWriteLock
 -- layout). Runs with lib.lua prepended.
 --

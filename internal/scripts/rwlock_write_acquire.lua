@@ -1,3 +1,4 @@
+#!lua
 -- rwlock_write_acquire: take or re-enter the write hold. Runs with lib.lua
 -- prepended.
 --

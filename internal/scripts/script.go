@@ -18,8 +18,53 @@ import (
 var libSrc string
 
 // withLib prepends lib.lua's and keyspace.lua's helpers to a script (see
-// newScript).
-func withLib(src string) string { return mutate(libSrc + "\n" + keyspaceSrc + "\n" + src) }
+// newScript), and moves the script's shebang line, if it has one, to the
+// very first line, where Redis 7 reads it.
+func withLib(src string) string {
+	return hoistShebang(mutate(libSrc + "\n" + keyspaceSrc + "\n" + src))
+}
+
+// Shebang lines (Redis 7 script flags). A script that writes and may grow
+// the keyspace (an acquire, a set count, a configuration) starts with
+// shebangWrite: Redis then refuses it as a whole, before its first command,
+// when used memory is over maxmemory, so out of memory never leaves it
+// half-written (without flags Redis refuses only the first write that may
+// grow memory, and only when nothing was written before it: rwlock's read
+// acquire began with a ZREMRANGEBYSCORE and then grew past maxmemory). A
+// script that only reads starts with shebangRead. Releases, renewals, force
+// unlocks and queue leaves carry no shebang on purpose: they must run under
+// out of memory (a release frees memory; a refused renewal would cost live
+// holds their locks), and Redis 7.0 has no flag that lets a write script run
+// then short of allow-oom, which would let it grow memory without bound.
+// Without a shebang Redis refuses only a first write that may grow memory
+// (HINCRBY, HSET, ZADD, SET) before anything was written, so those scripts
+// are never half-written either: a release that deletes runs, a decrement of
+// a nested hold is refused whole (docs/guarantees.md, Out of memory).
+const (
+	shebangWrite = "#!lua"
+	shebangRead  = "#!lua flags=no-writes"
+)
+
+// hoistShebang moves src's one line that begins with "#!lua" to the front
+// (a script's file declares its flags; the helpers are prepended before
+// it). It panics on two such lines: a programming error caught at init.
+func hoistShebang(src string) string {
+	var line string
+	rest := src
+	if strings.HasPrefix(rest, "#!lua") {
+		line, rest, _ = strings.Cut(rest, "\n")
+	} else if i := strings.Index(rest, "\n#!lua"); i >= 0 {
+		var tail string
+		line, tail, _ = strings.Cut(rest[i+1:], "\n")
+		rest = rest[:i+1] + tail
+	} else {
+		return src
+	}
+	if strings.Contains(rest, "\n#!lua") {
+		panic("scripts: a script with two shebang lines")
+	}
+	return line + "\n" + rest
+}
 
 // sha1Hex is the script's EVALSHA digest, for commands built by hand (batches
 // sent with DoMulti), which rueidis's Lua type does not cover.

@@ -1,3 +1,4 @@
+#!lua
 -- sem_acquire: take n leased permits, or queue for them (FIFO). Runs with
 -- lib.lua prepended.
 --

@@ -31,6 +31,7 @@ for i = 1, n do
   end
   if expiry > now_ms then
     if expiry < now_ms + lease then
+      touch(key) -- a new score does not grow memory: renew under OOM too
       redis.call('zadd', key, now_ms + lease, id)
     end
     expire_at_least(key, lease)

@@ -1,3 +1,4 @@
+#!lua
 -- sem_state: read (and optionally set) a semaphore's capacity and holders.
 -- Runs with lib.lua prepended.
 --
