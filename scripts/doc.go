@@ -20,8 +20,13 @@
 //     KEYS[i]) or, where another kind's lock holds the name, busy; and on
 //     Redis 7 every write it may make is cleared with redis.acl_check_cmd,
 //     so a denied command is an error naming it, with nothing written;
-//   - the first write is the one that may grow memory, so an OOM error leaves
-//     nothing half-done (Redis does not roll a script back);
+//   - out of memory never leaves a script half-done (Redis does not roll a
+//     script back): a script that may grow memory (an acquire) starts with
+//     Redis 7's "#!lua" shebang, so Redis refuses it whole before its first
+//     command, and a read-only one with "#!lua flags=no-writes"; releases and
+//     renewals carry no shebang, so that they run under OOM (Redis then
+//     refuses only a first write that may grow memory, and their writes that
+//     do not grow it come after a rewrite of the key's own expiry);
 //   - time comes from the server (TIME), never from a client clock;
 //   - every key and channel a script touches is passed in KEYS, so the script
 //     is legal on a Redis Cluster; the channel is published with PUBLISH on a
