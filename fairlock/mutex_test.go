@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/redis/rueidis"
+
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/internal/locktest"
 )
@@ -161,25 +163,33 @@ func TestTryLockNeverEnqueuesAndRespectsTheQueue(t *testing.T) {
 func TestDeadHeadDelaysTheQueueByAtMostTheWaiterTimeout(t *testing.T) {
 	e := setup(t)
 	const name = "fair:dead-head"
-	// The test reads the dead head's heartbeat deadline after its client
-	// is closed and its Lock has returned; the head's place lapses
-	// waiterTimeout after its last heartbeat (sent at most waiterTimeout/3
-	// before the close), and the next script run prunes it. With 400 ms
-	// that left as little as 270 ms for the Lock to notice the close on a
-	// loaded machine, and the entry was already gone (a nil ZSCORE, 1 run
-	// in 10 beside a second make test); 1.2 s leaves at least 800 ms.
+	// The test reads the dead head's heartbeat deadline after its network
+	// is cut; the head's place lapses waiterTimeout after its last
+	// heartbeat (sent at most waiterTimeout/3 before the cut), and the next
+	// script run prunes it. 1.2 s leaves at least 800 ms for that read on a
+	// loaded machine (with 400 ms the entry was gone 1 run in 10 beside a
+	// second make test — see below for the other cause of a nil ZSCORE).
 	const waiterTimeout = 1200 * time.Millisecond
 	holder := New(e.C, name)
 	require.NoError(t, holder.Lock(bg()))
 
-	// The head waiter's process loses its connection while it waits: its
-	// rueidis client is closed under it, so it cannot even leave the queue.
-	deadRC := e.Srv.Client(t)
+	// The head waiter's process loses its network while it waits: its
+	// connections go through a proxy that is cut, so it cannot even leave
+	// the queue. (Closing its rueidis client instead was not enough: a
+	// client closed while it dials can still send, and 2 runs in 26 beside
+	// a second make test the dead waiter left the queue — a nil ZSCORE
+	// within 60 ms, blamed at first on the waiter timeout.)
+	proxy := startCutProxy(t, e.Srv.Addr())
+	deadRC, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{proxy.Addr()}, DisableCache: true, ForceSingleClient: true})
+	require.NoError(t, err)
+	defer deadRC.Close()
 	deadClient := redisync.New(deadRC)
 	defer deadClient.Close()
 	dead := New(deadClient, name, WithWaiterTimeout(waiterTimeout))
+	deadCtx, deadCancel := context.WithCancel(bg())
+	defer deadCancel()
 	deadDone := make(chan error, 1)
-	go func() { deadDone <- dead.Lock(bg()) }()
+	go func() { deadDone <- dead.Lock(deadCtx) }()
 	eventually(t, 5*time.Second, func() bool { return queueLen(t, e, holder) == 1 }, "dead waiter queued")
 
 	live := New(e.C, name, WithWaiterTimeout(waiterTimeout))
@@ -191,8 +201,7 @@ func TestDeadHeadDelaysTheQueueByAtMostTheWaiterTimeout(t *testing.T) {
 		got <- time.Now()
 	}()
 	eventually(t, 5*time.Second, func() bool { return queueLen(t, e, holder) == 2 }, "live waiter queued")
-	deadRC.Close()
-	require.Error(t, <-deadDone)
+	proxy.Cut()
 	lastBeat := time.Now()                                               // the dead waiter's last heartbeat was before this
 	deadline := e.Int(t, "ZSCORE", holder.keys.Heartbeats, dead.Owner()) // server ms
 	require.NoError(t, holder.Unlock(bg()))
@@ -208,6 +217,11 @@ func TestDeadHeadDelaysTheQueueByAtMostTheWaiterTimeout(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the queue stalled behind a dead waiter")
 	}
+	// The dead waiter's Lock retries the transport within ctx: end it (it
+	// waits up to engine.CompensateTimeout for its last attempt, and its
+	// leave fails).
+	deadCancel()
+	require.ErrorIs(t, <-deadDone, context.Canceled)
 	require.NoError(t, live.Unlock(bg()))
 	e.WaitEmpty(t)
 }
