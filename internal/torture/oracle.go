@@ -324,9 +324,10 @@ func (r *runState) crashedJustBefore(i int, name string) bool {
 }
 
 // leaks: after Close and one lease (and the subscription linger), nothing
-// of the run may be left — no renewal, no subscription, no key (redlock's
-// fencing counters excepted: they are meant to outlive holds, with an
-// expiry; and a semaphore's configuration), no key without expiry.
+// of the run may be left — no renewal, no subscription, no key (fencing
+// counters excepted, redlock's and the last token a release keeps: they
+// are meant to outlive holds, with an expiry; and a semaphore's
+// configuration), no key without expiry.
 func (r *runState) leaks(ctx context.Context, rep *Report) {
 	for _, w := range r.workers {
 		w.mu.Lock()
@@ -355,6 +356,7 @@ func (r *runState) leaks(ctx context.Context, rep *Report) {
 	// maxDelay later (an acquire nobody waits for any more: its key must
 	// expire by itself within its lease).
 	time.Sleep(r.maxDelay + r.cfg.Lease + wakeup.Linger)
+	lastToken := keys.LockTokenPrefix + ":"
 	for node, admin := range r.admins {
 		if r.cfg.Cluster != nil && !isMaster(ctx, admin) {
 			continue // a replica (its master has every key it has, and PTTL there would be MOVED), or a killed node not back yet
@@ -375,6 +377,10 @@ func (r *runState) leaks(ctx context.Context, rep *Report) {
 				_ = admin.Do(ctx, admin.B().Del().Key(k).Build()).Error()
 			case pttl == -1:
 				rep.Leaks = append(rep.Leaks, fmt.Sprintf("node %d: %s has no expiry", node, k))
+			case strings.HasPrefix(k, lastToken):
+				// The last fencing token, which every release that deletes a
+				// lock keeps for 10 s by design (lib.lua keep_token), with
+				// an expiry (checked above).
 			case !strings.HasPrefix(k, "redisync_redlock_token:"):
 				rep.Leaks = append(rep.Leaks, fmt.Sprintf("node %d: %s left with PTTL %d", node, k, pttl))
 			}
