@@ -3,6 +3,7 @@ package multilock
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -86,6 +87,17 @@ func contend(t *testing.T, d time.Duration, locks ...*Mutex) {
 					t.Error(err)
 					return
 				}
+				// Work outside the lock, as a program does. A multilock
+				// waiting for a busy component polls (with backoff up to
+				// MaxBackoff, see the package doc), so against a contender
+				// that locks again at once it only finds the round-trip gap
+				// between that one's Unlock and its next Lock: beside a
+				// second make test one contender held 1221 times in 5 s and
+				// the other never (its Lock ran out of its 5 s). A pause of
+				// up to 5 ms leaves the locks free for a large part of each
+				// cycle (one took about 4 ms), so the poller's dozens of
+				// rounds in 5 s do not all miss by chance.
+				time.Sleep(rand.N(5 * time.Millisecond))
 			}
 		}()
 	}
