@@ -38,7 +38,7 @@ func New(rc rueidis.Client, opts ...Option) *Client {
 		opt(&o)
 	}
 	o.validate()
-	return &Client{e: engine.New(rc, engine.Config{
+	c := &Client{e: engine.New(rc, engine.Config{
 		WatchdogTimeout: o.watchdogTimeout,
 		MaxPoll:         o.maxPoll,
 		Logger:          o.logger,
@@ -47,6 +47,10 @@ func New(rc rueidis.Client, opts ...Option) *Client {
 		WaitTimeout:     o.replication.timeout,
 		HolderInfo:      o.holder.encoded(),
 	})}
+	if o.eviction != EvictionOff {
+		c.e.Preflight = newEvictionChecker(o.eviction, c.e, rc).preflight
+	}
+	return c
 }
 
 // ID returns the client's id (a random UUID), the prefix of every owner id it

@@ -52,7 +52,8 @@ type Event struct {
 	Count int
 	// Err is the cause of a loss (EventLost: matches ErrLockLost, and
 	// ErrClosed when the Client was closed) or of a failed renewal batch
-	// (EventRenewFailed: the distinct errors, joined).
+	// (EventRenewFailed: the distinct errors, joined); for
+	// EventEvictionPolicy the *EvictionPolicyError.
 	Err error
 }
 
@@ -81,10 +82,16 @@ const (
 	// paced interval until their deadlines. The other holds of the batch are
 	// judged by their own replies.
 	EventRenewFailed = EventKind(obs.RenewFailed)
+	// EventEvictionPolicy: a node's maxmemory-policy may evict lock keys
+	// (WithEvictionCheck). Reported once per node, at the first acquisition
+	// that found it; Primitive and Name are that acquisition's, Err is an
+	// *EvictionPolicyError naming the node and its policy.
+	EventEvictionPolicy = EventKind(obs.EvictionPolicy)
 )
 
 // String names the kind as the metrics do: "acquired", "released", "lost",
-// "renewed", "renew_failed" ("unknown" for any other value).
+// "renewed", "renew_failed", "eviction_policy" ("unknown" for any other
+// value).
 func (k EventKind) String() string { return obs.Kind(k).String() }
 
 // WithObserver reports the Client's events to o. Default: none.

@@ -30,6 +30,7 @@ type options struct {
 	observer        obs.Observer // the user's Observer, adapted (observe.go)
 	replication     Replication
 	holder          holderOptions // holder_options.go
+	eviction        EvictionCheck // eviction.go
 }
 
 func defaultOptions() options {
@@ -68,6 +69,9 @@ func (o *options) validate() {
 	}
 	o.replication.validate()
 	o.holder.validate()
+	if o.eviction < EvictionWarn || o.eviction > EvictionOff {
+		panic(fmt.Sprintf("redisync: unknown eviction check %v", o.eviction))
+	}
 	if o.maxPoll < MinDuration {
 		panic(fmt.Sprintf("redisync: max poll %v is below the minimum %v", o.maxPoll, MinDuration))
 	}

@@ -56,6 +56,11 @@ type Engine struct {
 	// node), keyed by a package's own key type.
 	Ext sync.Map
 
+	// Preflight, when set, runs before an acquisition's first attempt
+	// (Acquire, TryOnce); its error ends the acquisition, wrapped as an
+	// attempt's would be. The root sets it for its eviction check.
+	Preflight func(ctx context.Context, target obs.Target) error
+
 	seq       atomic.Uint64
 	tasks     taskGroup // background work the Client owns (Settle)
 	closed    chan struct{}

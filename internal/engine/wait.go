@@ -42,6 +42,9 @@ type Attempt func(ctx context.Context) (acquired bool, hint time.Duration, err e
 // A grant is reported to the Observer as an Acquired event about target.
 func (e *Engine) Acquire(ctx context.Context, channel string, target obs.Target, try Attempt) error {
 	start := time.Now()
+	if err := e.preflight(ctx, target, doingAcquire); err != nil {
+		return err
+	}
 	granted := func(sent time.Time, waited bool) {
 		e.Observe(obs.Event{Kind: obs.Acquired, Primitive: target.Primitive, Name: target.Name,
 			Wait: time.Since(start), Latency: time.Since(sent), Waited: waited})
@@ -142,6 +145,20 @@ func (e *Engine) failed(ctx context.Context, target obs.Target, doing string, er
 	}
 	prim, what := describe(target.Primitive)
 	return wrap(prim, target.Name, doing+" "+what, err)
+}
+
+// preflight runs the Preflight, if any, and names the acquisition in its
+// refusal: `rlock "name": acquiring the lock: <refusal>`.
+func (e *Engine) preflight(ctx context.Context, target obs.Target, doing string) error {
+	if e.Preflight == nil {
+		return nil
+	}
+	err := e.Preflight(ctx, target)
+	if err == nil {
+		return nil
+	}
+	prim, what := describe(target.Primitive)
+	return fmt.Errorf("%s %q: %s %s: %w", prim, target.Name, doing, what, err)
 }
 
 // describe splits a target's Primitive into the package a user knows and
@@ -252,6 +269,9 @@ func (e *Engine) pollBound(hint time.Duration) time.Duration {
 
 // TryOnce makes one attempt (TryLock) and reports a grant as Acquire does.
 func (e *Engine) TryOnce(ctx context.Context, target obs.Target, try Attempt) (bool, error) {
+	if err := e.preflight(ctx, target, doingTry); err != nil {
+		return false, err
+	}
 	sent := time.Now()
 	ok, _, err := try(ctx)
 	if ok {

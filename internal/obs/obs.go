@@ -30,6 +30,11 @@ const (
 	// interval until their deadlines. The other holds of the batch are
 	// judged by their own replies.
 	RenewFailed
+	// EvictionPolicy: a node's maxmemory-policy may evict lock keys
+	// (redisync.WithEvictionCheck); reported once per node, at the first
+	// acquisition that looked. Primitive and Name are that acquisition's,
+	// Err the finding.
+	EvictionPolicy
 )
 
 // String names the kind as the metrics do.
@@ -45,6 +50,8 @@ func (k Kind) String() string {
 		return "renewed"
 	case RenewFailed:
 		return "renew_failed"
+	case EvictionPolicy:
+		return "eviction_policy"
 	}
 	return "unknown"
 }
