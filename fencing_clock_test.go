@@ -159,3 +159,35 @@ func TestFencingTokensRiseAcrossFailoverToReplicaBehind(t *testing.T) {
 		require.Greater(t, tok, last[i], "%s: the promoted replica's token must be higher", k.name)
 	}
 }
+
+// TestClockStepForwardExpiresAHoldAndTheHolderIsTold: Redis keeps a key's
+// expiry as an absolute time, so a server clock stepping forward by more
+// than the remaining lease expires a held lock at once: another Client
+// takes it (with a higher token) before the holder knows, and the holder is
+// told at its next renewal. Exclusion does not survive such a step; the
+// fencing token does.
+func TestClockStepForwardExpiresAHoldAndTheHolderIsTold(t *testing.T) {
+	srv, clock := redistest.StartShifted(t, 0)
+	bg := context.Background()
+	// Renewed every 500 ms: the holder hears within about that.
+	holder := redisync.New(srv.Client(t), redisync.WithWatchdogTimeout(1500*time.Millisecond))
+	defer holder.Close()
+	m := rlock.New(holder, "step:forward")
+	require.NoError(t, m.Lock(bg))
+	clock.Step(time.Minute)
+
+	other := redisync.New(srv.Client(t))
+	defer other.Close()
+	o := rlock.New(other, "step:forward")
+	ok, err := o.TryLock(bg)
+	require.NoError(t, err)
+	require.True(t, ok, "the step expired the hold: another client gets in")
+	require.Greater(t, o.Token(), m.Token())
+	select {
+	case <-m.Done():
+	case <-time.After(5 * time.Second): // ten renewal periods: generous under load
+		t.Fatal("the holder was not told")
+	}
+	require.ErrorIs(t, m.Err(), redisync.ErrLockLost)
+	require.NoError(t, o.Unlock(bg))
+}
