@@ -83,7 +83,7 @@ local function phase_follow(lock, phase_key)
 end
 
 -- The hash was deleted: drop the phase and keep its token as the last one
--- (lib.lua's keep_token) while the server clock has not passed it.
+-- (lib.lua's keep_token: until the server clock is 10 s past it).
 local function phase_end(phase_key, last_key, token)
   redis.call('del', phase_key)
   if token then
