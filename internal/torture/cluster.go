@@ -44,6 +44,12 @@ var clusterPrimitives = []string{"rlock", "fairlock", "rwlock", "semaphore"}
 
 func isClusterScenario(sc string) bool { return slices.Contains(ClusterScenarios, sc) }
 
+// lossyScenario: the cluster nemeses that may lose acknowledged writes
+// (without WaitReplicas).
+func lossyScenario(sc string) bool {
+	return sc == "cluster-failover-force" || sc == "cluster-kill-master" || sc == "cluster-lossy-failover"
+}
+
 // clusterConfigError checks the cluster fields of cfg.
 func clusterConfigError(cfg *Config) error {
 	switch {
@@ -101,16 +107,13 @@ func (r *runState) clusterFault(ctx context.Context, rng *rand.Rand, fault map[s
 	name := r.names[rng.IntN(len(r.names))]
 	fault["name"] = name
 	at := r.now()
-	lossy := false // the fault may lose acknowledged writes
 	var err error
 	switch r.cfg.Scenario {
 	case "cluster-failover":
 		_, err = cl.Failover(name, false)
 	case "cluster-failover-force":
-		lossy = true
 		_, err = cl.Failover(name, true)
 	case "cluster-kill-master":
-		lossy = true
 		killed, _, kerr := cl.KillMaster(name)
 		err = kerr
 		if killed != nil {
@@ -126,7 +129,6 @@ func (r *runState) clusterFault(ctx context.Context, rng *rand.Rand, fault map[s
 			}()
 		}
 	case "cluster-lossy-failover":
-		lossy = true
 		err = r.lossyFailover(ctx, name)
 	case "cluster-replica-pause":
 		replica, perr := cl.PauseReplica(name)
@@ -142,7 +144,7 @@ func (r *runState) clusterFault(ctx context.Context, rng *rand.Rand, fault map[s
 		fault["error"] = strings.ReplaceAll(err.Error(), "\n", " ")
 		r.count(&r.errors)
 	}
-	if lossy && r.cfg.WaitReplicas == 0 {
+	if lossyScenario(r.cfg.Scenario) && r.cfg.WaitReplicas == 0 {
 		r.hitSpan(at, r.now())
 	}
 	return true

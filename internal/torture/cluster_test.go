@@ -91,7 +91,9 @@ func runClusterScenario(t *testing.T, cl *redistest.Cluster, resource *redistest
 		assert.Empty(t, rep.Violations())
 		assert.Positive(t, rep.Grants, "the service went on")
 		assert.Positive(t, rep.Faults, "the nemesis struck")
-		if prim == "semaphore" {
+		if prim == "semaphore" && (wait > 0 || !lossyScenario(sc)) {
+			// (A failover that loses grants may hand a permit out twice:
+			// the oracle excuses those holds.)
 			assert.LessOrEqual(t, rep.MaxConcurrent, 2)
 		}
 		if sc == "cluster-lossy-failover" && wait > 0 {
@@ -116,8 +118,9 @@ func lossyConfig(cfg *Config) {
 // lost acknowledged grants; with that excuse removed, 2 seeds of 6 showed
 // an unexcused overlap, the unfenced twin losing an update); with
 // WaitReplicas(1) the grants of the cut are refused and no overlap
-// happens. Over six seeds, since one run of a 2-core machine may see its
-// cut grant nothing in time (overlaps came in 4 seeds of 6). Long tier.
+// happens. Over six seeds, since one run of a loaded 2-core machine may
+// see its cut grant nothing in time (overlaps came in 1 to 4 seeds of 6
+// in three runs). Long tier.
 func TestHarnessSeesALossyClusterFailover(t *testing.T) {
 	if os.Getenv("REDISYNC_TORTURE_CLUSTER_FULL") == "" {
 		t.Skip("the long tier: set REDISYNC_TORTURE_CLUSTER_FULL=1")
