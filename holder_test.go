@@ -2,7 +2,7 @@ package redisync_test
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -262,28 +262,74 @@ func TestOurHoldLeavesRedissonsLayoutAlone(t *testing.T) {
 	}
 }
 
-func TestForeignDataUnderTheHolderInfoKeyIsRefusedAndKept(t *testing.T) {
+// Whatever another client writes under the side key — a string, a hash
+// without expiry — never costs a hold: the acquire takes the lock and
+// records nothing, renewals keep the hold (and leave the key alone), the
+// release frees the lock, and the foreign key is never changed. (It was
+// refused with ErrWrongKind: one SET of the side key locked a name out
+// for good.)
+func TestForeignDataUnderTheHolderInfoKeyCostsNoHold(t *testing.T) {
 	for _, k := range holdKinds() {
 		for _, plant := range [][]string{
 			{"SET", "", "mine"},
 			{"HSET", "", "f", "user data without expiry"},
 		} {
 			t.Run(k.name+"/"+plant[0], func(t *testing.T) {
-				env := locktest.Setup(t)
-				name := "foreign-" + k.name
+				env := locktest.Setup(t, redisync.WithWatchdogTimeout(time.Second))
+				name := "foreign-" + strings.ReplaceAll(k.name, " ", "-")
 				cmd := append([]string{}, plant...)
 				cmd[1] = infoKey(name)
 				env.Do(t, cmd...)
-				before := env.Describe(t)
+				before := sideKey(t, env, name)
 
-				err := tryLock(k, env.C, name)
-				var wk *redisync.WrongKindError
-				require.True(t, errors.As(err, &wk), "got %v", err)
-				assert.Equal(t, infoKey(name), wk.Key)
-				assert.Equal(t, before, env.Describe(t), "something was written")
+				unlock := k.lock(t, env.C, name)
+				hs := k.holders(t, env.C, name)
+				require.Len(t, hs, 1)
+				assert.Nil(t, hs[0].Info)
+				time.Sleep(1500 * time.Millisecond) // renewals every 333 ms, beyond the 1 s lease
+				require.Len(t, k.holders(t, env.C, name), 1, "the hold was lost")
+				unlock()
+				assert.Empty(t, k.holders(t, env.C, name))
+				assert.Equal(t, before, sideKey(t, env, name), "the foreign side key was changed")
 			})
 		}
 	}
+}
+
+// Another client overwrites the side key while the lock is held: renewals
+// keep the hold, the release frees the lock, and the foreign key stays as
+// it was written.
+func TestSideKeyOverwrittenDuringAHoldCostsNoHold(t *testing.T) {
+	for _, k := range holdKinds() {
+		t.Run(k.name, func(t *testing.T) {
+			env := locktest.Setup(t, redisync.WithWatchdogTimeout(time.Second))
+			name := "overwritten-" + strings.ReplaceAll(k.name, " ", "-")
+			unlock := k.lock(t, env.C, name)
+			require.True(t, env.Exists(t, infoKey(name)))
+			env.Do(t, "SET", infoKey(name), "someone else's")
+			time.Sleep(1500 * time.Millisecond)
+			hs := k.holders(t, env.C, name)
+			require.Len(t, hs, 1, "the hold was lost")
+			assert.Nil(t, hs[0].Info)
+			unlock()
+			assert.Empty(t, k.holders(t, env.C, name))
+			v, err := env.Do(t, "GET", infoKey(name)).ToString()
+			require.NoError(t, err)
+			assert.Equal(t, "someone else's", v)
+			assert.Equal(t, int64(-1), env.PTTL(t, infoKey(name)), "an expiry was put on someone else's key")
+			// And the name can be locked again.
+			k.lock(t, env.C, name)()
+		})
+	}
+}
+
+// sideKey is the holder-info key of name as it stands: type, contents and
+// whether it expires.
+func sideKey(t *testing.T, env *locktest.Env, name string) string {
+	t.Helper()
+	dump, err := env.Do(t, "DUMP", infoKey(name)).ToString()
+	require.NoError(t, err)
+	return fmt.Sprintf("%q expires=%v", dump, env.PTTL(t, infoKey(name)) != -1)
 }
 
 // tryLock is one attempt of kind k.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/internal/engine"
+	"github.com/redisync/redisync/internal/errs"
 	"github.com/redisync/redisync/internal/hold"
 	"github.com/redisync/redisync/internal/keys"
 	"github.com/redisync/redisync/internal/lockopt"
@@ -246,10 +247,29 @@ func (m *Mutex) Queue(ctx context.Context) ([]string, error) {
 	if err := m.check(ctx); err != nil {
 		return nil, err
 	}
+	b := m.e.RC.B()
+	want, read := "zset", b.Zrange().Key(m.keys.Queue).Min("0").Max("-1").Build()
 	if m.redissonWait != "" { // Redisson's list
-		return m.e.RC.Do(ctx, m.e.RC.B().Lrange().Key(m.keys.Queue).Start(0).Stop(-1).Build()).AsStrSlice()
+		want, read = "list", b.Lrange().Key(m.keys.Queue).Start(0).Stop(-1).Build()
 	}
-	return m.e.RC.Do(ctx, m.e.RC.B().Zrange().Key(m.keys.Queue).Min("0").Max("-1").Build()).AsStrSlice()
+	// Type and members in one MULTI: a key of another type under the
+	// queue's name is the typed wrong-kind error, not Redis's WRONGTYPE.
+	res := m.e.RC.DoMulti(ctx, b.Multi().Build(), b.Type().Key(m.keys.Queue).Build(), read, b.Exec().Build())
+	vals, err := res[3].ToArray()
+	if err == nil && len(vals) != 2 {
+		err = fmt.Errorf("unexpected reply of %d values", len(vals))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fairlock %q: reading the queue: %w", m.name, err)
+	}
+	switch typ, _ := vals[0].ToString(); typ {
+	case "none":
+		return nil, nil
+	case want:
+		return vals[1].AsStrSlice()
+	default:
+		return nil, fmt.Errorf("fairlock %q: reading the queue: %w", m.name, &errs.WrongKindError{Key: m.keys.Queue, Found: "a " + typ})
+	}
 }
 
 // HoldCount returns how many holds this handle's owner has in Redis.

@@ -103,7 +103,10 @@ func isBool(f *flag.Flag) bool {
 
 // fail prints one line, prefixed with the command's name, and returns code.
 func fail(stderr io.Writer, cmd string, code int, format string, args ...any) int {
-	fmt.Fprintf(stderr, "redisync %s: %s\n", cmd, fmt.Sprintf(format, args...))
+	// Callers escape what they print from Redis (printable); controlsShown
+	// is the last guard for what they could not foresee — a server's error
+	// text, say — so the one line stays one line and obeys nothing.
+	fmt.Fprintf(stderr, "redisync %s: %s\n", cmd, controlsShown(fmt.Sprintf(format, args...)))
 	return code
 }
 

@@ -57,6 +57,23 @@ func printable(s string) string {
 	return b.String()
 }
 
+// controlsShown is printable for text that may already hold printable's
+// escapes: it spells out every rune a terminal would act on (and invalid
+// bytes) but leaves backslashes alone, so escaped text stays as it was.
+func controlsShown(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == '\\' || (r != utf8.RuneError || size > 1) && (unicode.IsPrint(r) || r == ' ') {
+			b.WriteString(s[i : i+size])
+		} else {
+			b.WriteString(printable(s[i : i+size]))
+		}
+		i += size
+	}
+	return b.String()
+}
+
 // jsonPrintable escapes, in a JSON document from encoding/json, the runes
 // it leaves raw but a terminal obeys rather than shows: C1 controls,
 // bidirectional overrides, zero-width and other format characters (ASCII

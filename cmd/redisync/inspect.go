@@ -30,6 +30,9 @@ type inspection struct {
 	Available *int64   `json:"available,omitempty"`
 	Holders   []holder `json:"holders"`
 	Queue     []waiter `json:"queue,omitempty"` // fairlock and semaphore waiters, rwlock waiting writers
+	// Note says why no holder records are shown: the holder-info key holds
+	// something the library never writes there (it is left alone).
+	Note string `json:"note,omitempty"`
 }
 
 // reservedField starts the library's own fields in a lock's hash (the
@@ -178,7 +181,14 @@ func inspect(ctx context.Context, rc rueidis.Client, name string) (inspection, e
 // holder-info hash (field: the hold's field in the lock hash, or the
 // permit id). Records of owners that hold nothing are not shown.
 func (rd *reader) holderInfo(r *inspection, key string) {
-	if rd.str("TYPE", key) != "hash" {
+	switch typ := rd.str("TYPE", key); {
+	case typ == "none":
+		return
+	case typ != "hash" || rd.int("PTTL", key) == -1:
+		if typ == "hash" {
+			typ = "hash without expiry"
+		}
+		r.Note = fmt.Sprintf("%s holds a %s the library never writes there: no holder records shown (the key is left alone)", key, typ)
 		return
 	}
 	records := rd.hash(key)
@@ -411,6 +421,9 @@ func printReport(w io.Writer, r inspection) {
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", printable(h.Owner), or(h.Side, "-"), h.Count, ms(h.LeaseMs),
 				host, pid, prog, started, label)
 		}
+	}
+	if r.Note != "" {
+		fmt.Fprintf(tw, "\nnote\t%s\n", printable(r.Note))
 	}
 	if len(r.Queue) > 0 {
 		fmt.Fprintln(tw, "\n#\twaiter\twaiting\theartbeat lapses in")

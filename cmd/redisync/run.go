@@ -255,7 +255,7 @@ func (f *runFlags) under(what, name string, cmd []string, stderr io.Writer, newH
 	rctx, rcancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer rcancel()
 	if err := h.release(rctx); err != nil && !lost && !errorsIsLost(err) {
-		fmt.Fprintf(stderr, "redisync %s: release %s: %v (it expires within --lease)\n", what, printable(name), err)
+		fmt.Fprintf(stderr, "redisync %s: release %s: %s (it expires within --lease)\n", what, printable(name), controlsShown(err.Error()))
 	}
 	if lost {
 		return fail(stderr, what, exitLost, "%s was lost while the command ran: it was terminated", printable(name))

@@ -83,7 +83,7 @@ func (w *acquirer) acquire(sigs <-chan os.Signal) (int, os.Signal) {
 		}
 		lastErr = a.err
 		if w.verbose {
-			fmt.Fprintf(w.stderr, "redisync %s: %s: %v; retrying within --wait %s\n", w.what, printable(w.name), a.err, (*waitFlag)(&w.wait))
+			fmt.Fprintf(w.stderr, "redisync %s: %s: %s; retrying within --wait %s\n", w.what, printable(w.name), controlsShown(a.err.Error()), (*waitFlag)(&w.wait))
 		}
 		select {
 		case <-time.After(pause):

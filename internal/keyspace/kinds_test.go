@@ -93,9 +93,15 @@ func newHandle(c *redisync.Client, k kind, name string) *handle {
 			h.try, h.release = rw.TryLock, rw.Unlock
 		}
 		h.force = func(ctx context.Context) error { _, err := rwlock.ForceUnlock(ctx, c, name); return err }
-		h.inspect = func(context.Context) error { return nil } // rwlock has no queries
+		h.inspect = func(ctx context.Context) error {
+			_, err1 := rw.IsLocked(ctx)
+			_, err2 := rw.HoldCount(ctx)
+			_, err3 := rw.TTL(ctx)
+			_, err4 := rw.Holders(ctx)
+			return errors.Join(err1, err2, err3, err4)
+		}
 		h.keys = []string{name, token, derived(keys.RWWritersPrefix, name), derived(keys.RWTokenPrefix, name),
-			keys.Tagged(name) + ":" + rw.Owner() + ":rwlock_timeout:1"}
+			keys.Tagged(name) + ":" + rw.Owner() + ":rwlock_timeout:1", info}
 	case kSem:
 		s := semaphore.New(c, name, 1)
 		var p *semaphore.Permit

@@ -170,10 +170,12 @@ end
 -- Nothing of it lives in the lock's own keys, so Redisson's layout is
 -- untouched. A Client that records none passes no such key (Redis refuses
 -- a script whose KEYS the user's ACL does not cover). It never costs a
--- hold: only the acquire refuses foreign data there (WRONGKIND, nothing
--- overwritten); releases, renewals and force-unlocks leave such a key
--- alone, and so does every script where the ACL denies one of the commands
--- it would run on it.
+-- hold: foreign data there (a string, a hash without expiry) is left alone
+-- by every script — the acquire takes the lock and records nothing,
+-- releases, renewals and force-unlocks do not touch it — and so is a key
+-- where the ACL denies one of the commands a script would run on it.
+-- (Refusing the acquire would let one SET of the side key lock the name
+-- out for good.)
 local INFO_MAX = 2048
 
 -- Whether this user may run every write on the holder-info hash at key
@@ -202,15 +204,13 @@ local function info_ours(key)
   return ok
 end
 
--- For acquire scripts, among their checks: the WRONGKIND reply when
--- KEYS[i], the holder-info hash, holds something we never write there.
+-- For acquire scripts, among their checks: nil, always (foreign data in
+-- KEYS[i], the holder-info hash, costs no hold: info_record then writes
+-- nothing there). It checks the key before the script's first write, so
+-- that what the script itself writes later cannot change the verdict.
 local function info_refusal(i)
-  if info_checked[KEYS[i]] or not info_allowed(KEYS[i]) then
-    return nil
-  end
-  local refusal = check_own({{i, 'hash'}})
-  info_checked[KEYS[i]] = refusal == nil
-  return refusal
+  info_ours(KEYS[i])
+  return nil
 end
 
 -- Record payload for owner's hold (after the acquire's checks). fresh: the
