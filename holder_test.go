@@ -17,6 +17,7 @@ import (
 	"github.com/redisync/redisync/fairlock"
 	"github.com/redisync/redisync/internal/keys"
 	"github.com/redisync/redisync/internal/locktest"
+	"github.com/redisync/redisync/internal/redistest"
 	"github.com/redisync/redisync/multilock"
 	"github.com/redisync/redisync/redlock"
 	"github.com/redisync/redisync/rlock"
@@ -618,4 +619,40 @@ func TestRWLockRecordsEachReaderAndTheWriter(t *testing.T) {
 	require.NoError(t, w.RUnlock(ctx))
 	assert.False(t, env.Exists(t, side))
 	assert.False(t, env.Exists(t, "rw-records"))
+}
+
+// On a Cluster the side key lives in the name's slot (the scripts would
+// fail CROSSSLOT otherwise): every kind records, renews and removes it for
+// plain names, names with a hash tag and with stray braces. (A name whose
+// keys cannot share a slot, "x{}y", is ErrInvalidName on a Cluster, by
+// design.)
+func TestHolderInfoOnACluster(t *testing.T) {
+	cl := redistest.StartCluster(t, 3)
+	rc := cl.Client(t)
+	c := redisync.New(rc, redisync.WithLabel("on a cluster"), redisync.WithWatchdogTimeout(time.Second))
+	t.Cleanup(func() { c.Close() })
+	exists := func(key string) bool {
+		n, err := rc.Do(context.Background(), rc.B().Exists().Key(key).Build()).AsInt64()
+		require.NoError(t, err)
+		return n == 1
+	}
+	for _, k := range holdKinds() {
+		for _, name := range []string{"plain", "{tag}:x", "a}b{c}"} {
+			t.Run(k.name+"/"+name, func(t *testing.T) {
+				name := k.name + ":" + name
+				if k.name == "redlock" || k.name == "semaphore" {
+					name = strings.ReplaceAll(name, " ", "-")
+				}
+				unlock := k.lock(t, c, name)
+				time.Sleep(1500 * time.Millisecond) // renewals every 333 ms, beyond the 1 s lease
+				hs := k.holders(t, c, name)
+				require.Len(t, hs, 1)
+				require.NotNil(t, hs[0].Info)
+				assert.Equal(t, "on a cluster", hs[0].Info.Label)
+				require.True(t, exists(infoKey(name)))
+				unlock()
+				assert.False(t, exists(infoKey(name)), "the side key outlived the hold")
+			})
+		}
+	}
 }
