@@ -656,3 +656,48 @@ func TestHolderInfoOnACluster(t *testing.T) {
 		}
 	}
 }
+
+// Clients that record and clients that do not (WithHolderInfo(false)) share
+// a name: each hold shows its own record or none, never another's, and the
+// records go with their holds.
+func TestRecordingAndQuietClientsShareAName(t *testing.T) {
+	env := locktest.Setup(t)
+	ctx := locktest.Bg()
+	loud := env.Client(t, redisync.WithLabel("loud"))
+	quiet := env.Client(t, redisync.WithHolderInfo(false))
+
+	s := semaphore.New(loud, "mixed-sem", 3)
+	p1, err := s.Acquire(ctx, 1)
+	require.NoError(t, err)
+	p2, err := semaphore.New(quiet, "mixed-sem", 3).Acquire(ctx, 2)
+	require.NoError(t, err)
+	hs, err := s.Holders(ctx)
+	require.NoError(t, err)
+	require.Len(t, hs, 2)
+	for _, h := range hs {
+		if h.Owner == p1.ID() {
+			require.NotNil(t, h.Info)
+			assert.Equal(t, "loud", h.Info.Label)
+		} else {
+			assert.Equal(t, p2.ID(), h.Owner)
+			assert.Nil(t, h.Info, "the quiet permit shows another's record")
+		}
+	}
+	require.NoError(t, p1.Release(ctx))
+	assert.False(t, env.Exists(t, infoKey("mixed-sem")))
+	require.NoError(t, p2.Release(ctx))
+
+	// A recording holder's lease runs out; a quiet one takes the lock:
+	// the old record is not shown as the new holder's.
+	m := rlock.New(loud, "mixed-lock", rlock.WithLease(200*time.Millisecond))
+	require.NoError(t, m.Lock(ctx))
+	locktest.Eventually(t, 5*time.Second, func() bool { return !env.Exists(t, "mixed-lock") }, "the lease ran out")
+	q := rlock.New(quiet, "mixed-lock")
+	require.NoError(t, q.Lock(ctx))
+	hs2, err := q.Holders(ctx)
+	require.NoError(t, err)
+	require.Len(t, hs2, 1)
+	assert.Equal(t, q.Owner(), hs2[0].Owner)
+	assert.Nil(t, hs2[0].Info)
+	require.NoError(t, q.Unlock(ctx))
+}
