@@ -61,3 +61,20 @@ func TestFailShowsControlCharactersOfAnyMessage(t *testing.T) {
 	}
 	assert.Equal(t, `redisync run: a\x1bb: server said \r\x1b]0;x\x07\nsecond line\u202e\xff`+"\n", out)
 }
+
+// An operator whose ACL covers the locks but not the holder-info keys
+// still inspects them: the holders are shown, and a note says why their
+// records are not (inspect failed with NOPERM).
+func TestInspectWithoutAccessToTheSideKeyShowsTheHolders(t *testing.T) {
+	e := locktest.Setup(t)
+	m := rlock.New(e.C, "acl:job")
+	require.NoError(t, m.Lock(locktest.Bg()))
+	defer func() { require.NoError(t, m.Unlock(locktest.Bg())) }()
+	e.Do(t, "ACL", "SETUSER", "ops", "reset", "on", ">pw", "~acl:*", "~redisync_fair*", "~redisync_sem*", "~redisync_rwlock*", "+@all")
+	r := cli(t, e, "", "inspect", "--redis", "redis://ops:pw@"+e.Srv.Addr(), "acl:job")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, m.Owner())
+	assert.Contains(t, r.stdout, "holder records not shown")
+	assert.Contains(t, r.stdout, "NOPERM")
+	assert.NotContains(t, r.stdout, "pw@")
+}
