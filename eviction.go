@@ -112,8 +112,9 @@ type evictionChecker struct {
 	e    *engine.Engine
 	rc   rueidis.Client // the caller's client: CONFIG needs no WAIT
 
-	next  atomic.Int64                        // unix ns: look at the nodes again
-	risky atomic.Pointer[EvictionPolicyError] // a node that may evict, nil if none
+	next   atomic.Int64                        // unix ns: look at the nodes again
+	risky  atomic.Pointer[EvictionPolicyError] // a node that may evict, nil if none
+	looked atomic.Bool                         // a look has ended: risky is a verdict
 
 	mu    sync.Mutex
 	nodes map[string]*nodeVerdict
@@ -132,10 +133,12 @@ func newEvictionChecker(mode EvictionCheck, e *engine.Engine, rc rueidis.Client)
 
 // preflight runs before each acquisition: almost always a clock read and
 // two atomic loads; at the first acquisition, and then at most once a
-// minute, a look at the nodes.
+// minute, a look at the nodes. With EvictionRefuse the acquisitions that
+// arrive during the first look wait for its verdict (they would otherwise
+// go on unchecked); later looks hold back nobody.
 func (c *evictionChecker) preflight(ctx context.Context, target obs.Target) error {
 	if time.Now().UnixNano() >= c.next.Load() {
-		c.look(ctx, target)
+		c.look(ctx, target, c.mode == EvictionRefuse && !c.looked.Load())
 	}
 	if c.mode == EvictionRefuse {
 		if p := c.risky.Load(); p != nil {
@@ -147,9 +150,17 @@ func (c *evictionChecker) preflight(ctx context.Context, target obs.Target) erro
 
 // look reads every node not known to be safe: new nodes (a failover, a
 // Cluster grown) and nodes that may evict (a policy changed since). One
-// caller at a time; the others go on with what is known.
-func (c *evictionChecker) look(ctx context.Context, target obs.Target) {
-	if !c.mu.TryLock() {
+// caller at a time; the others go on with what is known, unless first is
+// set: then they wait for the first look to end (each node's read is
+// bounded by evictionReadTimeout).
+func (c *evictionChecker) look(ctx context.Context, target obs.Target, first bool) {
+	if first {
+		c.mu.Lock()
+		if c.looked.Load() {
+			c.mu.Unlock()
+			return // another caller's look ended meanwhile
+		}
+	} else if !c.mu.TryLock() {
 		return
 	}
 	defer c.mu.Unlock()
@@ -169,6 +180,7 @@ func (c *evictionChecker) look(ctx context.Context, target obs.Target) {
 		}
 	}
 	c.risky.Store(risky)
+	c.looked.Store(true)
 	c.next.Store(time.Now().Add(wait).UnixNano())
 }
 
