@@ -203,11 +203,19 @@ func TestFencingTokensRiseAcrossExpiryRestartAndScriptFlush(t *testing.T) {
 }
 
 func TestRenewalSurvivesScriptFlush(t *testing.T) {
-	e := setup(t, redisync.WithWatchdogTimeout(300*time.Millisecond))
+	// A 1 s lease (renewed every 333 ms), watched for two: the hold is
+	// alive at the end only if renewals after the flush loaded the script
+	// again. With 300 ms the hold was lost once beside a second make test
+	// (a stall of the process of 200 ms, two thirds of that lease, is
+	// enough; a loaded machine stalls a process 200-300 ms, see
+	// internal/lockopt's MinWaiterTimeout); 1 s survives one of about
+	// 650 ms.
+	const lease = time.Second
+	e := setup(t, redisync.WithWatchdogTimeout(lease))
 	m := New(e.C, "mutex:flush")
 	require.NoError(t, m.Lock(bg()))
 	e.Do(t, "SCRIPT", "FLUSH")
-	time.Sleep(time.Second) // three renewal intervals: each finds NOSCRIPT first
+	time.Sleep(2 * lease) // the first renewal after the flush finds NOSCRIPT
 	require.NoError(t, m.Err())
 	require.True(t, e.Exists(t, "mutex:flush"))
 	require.NoError(t, m.Unlock(bg()))
