@@ -3,6 +3,7 @@ package redisync_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -61,4 +62,95 @@ func TestEvictionRefuseHoldsBackAcquisitionsUntilTheFirstLookEnds(t *testing.T) 
 	n0, err := redistest.Do(t, rc, "DBSIZE").AsInt64()
 	require.NoError(t, err)
 	assert.Zero(t, n0, "nothing granted")
+}
+
+// TestEvictionCheckWithCONFIGRenamedLocksInEveryMode: a server whose
+// configuration renames CONFIG away (as managed Redis services do) answers
+// the check's CONFIG GET with an unknown-command error; the Client locks as
+// usual in every mode, also EvictionRefuse (nothing is known), and reads
+// the node only once.
+func TestEvictionCheckWithCONFIGRenamedLocksInEveryMode(t *testing.T) {
+	srv := redistest.StartArgs(t, "--rename-command", "CONFIG", "")
+	rc := srv.Client(t)
+	bg := context.Background()
+	for _, mode := range []redisync.EvictionCheck{redisync.EvictionWarn, redisync.EvictionRefuse} {
+		var logs logBuffer
+		c := redisync.New(rc, redisync.WithEvictionCheck(mode), redisync.WithLogger(logs.logger()))
+		for i := range 3 {
+			m := rlock.New(c, fmt.Sprintf("renamed:%v:%d", mode, i))
+			require.NoError(t, m.Lock(bg), "%v", mode)
+			require.NoError(t, m.Unlock(bg), "%v", mode)
+		}
+		require.NoError(t, c.Close())
+		assert.Equal(t, 1, strings.Count(logs.String(), "cannot read maxmemory-policy"), "%v: said once\n%s", mode, logs.String())
+	}
+}
+
+// TestEvictionCheckOnAClusterNamesTheOneNodeThatMayEvict: a Cluster whose
+// masters have different policies — one volatile-lru with a limit, the
+// others noeviction. EvictionWarn reports that node once (however many
+// acquisitions over how many slots) and grants on every node;
+// EvictionRefuse refuses every acquisition, naming that node, also those
+// whose slot lives on a safe node (documented). Many Clients starting at
+// once each read each node once: no more CONFIG GETs than Clients × nodes.
+func TestEvictionCheckOnAClusterNamesTheOneNodeThatMayEvict(t *testing.T) {
+	cl := redistest.StartCluster(t, 3)
+	risky := cl.Nodes[1]
+	nrc := risky.Client(t)
+	redistest.Do(t, nrc, "CONFIG", "SET", "maxmemory-policy", "volatile-lru")
+	redistest.Do(t, nrc, "CONFIG", "SET", "maxmemory", "1gb")
+	bg := context.Background()
+
+	rc := cl.Client(t)
+	rec := &recorder{}
+	var logs logBuffer
+	c := redisync.New(rc, redisync.WithObserver(rec), redisync.WithLogger(logs.logger()))
+	for i := range 30 {
+		m := rlock.New(c, fmt.Sprintf("cl:warn:%d", i))
+		require.NoError(t, m.Lock(bg))
+		require.NoError(t, m.Unlock(bg))
+	}
+	assert.Equal(t, 1, rec.count(redisync.EventEvictionPolicy, "rlock", nil), "one event")
+	assert.Equal(t, 1, strings.Count(logs.String(), "may evict lock keys"), logs.String())
+	assert.Contains(t, logs.String(), risky.Addr())
+	require.NoError(t, c.Close())
+
+	strict := redisync.New(rc, redisync.WithEvictionCheck(redisync.EvictionRefuse))
+	for _, name := range []string{"cl:strict:a", "cl:strict:b", "cl:strict:c", "cl:strict:d"} {
+		_, err := rlock.New(strict, name).TryLock(bg)
+		var pe *redisync.EvictionPolicyError
+		require.ErrorAs(t, err, &pe, name)
+		assert.Equal(t, risky.Addr(), pe.Node, name)
+		assert.Equal(t, "volatile-lru", pe.Policy)
+	}
+	require.NoError(t, strict.Close())
+
+	// Many Clients at once.
+	before := int64(0)
+	for _, n := range cl.Nodes {
+		before += redistest.CommandCalls(t, n.Client(t), "config|get")
+	}
+	const clients = 12
+	var wg sync.WaitGroup
+	for k := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := redisync.New(rc)
+			defer c.Close()
+			for i := range 10 {
+				m := rlock.New(c, fmt.Sprintf("cl:many:%d:%d", k, i))
+				if assert.NoError(t, m.Lock(bg)) {
+					assert.NoError(t, m.Unlock(bg))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	after := int64(0)
+	for _, n := range cl.Nodes {
+		after += redistest.CommandCalls(t, n.Client(t), "config|get")
+	}
+	assert.LessOrEqual(t, after-before, int64(clients*len(cl.Nodes)), "CONFIG GETs")
+	assert.Positive(t, after-before)
 }
