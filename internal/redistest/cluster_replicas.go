@@ -25,7 +25,7 @@ const failoverWithin = 30 * time.Second
 // with replicas replicas each, formed with redis-cli --cluster create
 // --cluster-replicas, with cluster-node-timeout ReplicaNodeTimeout. It
 // returns when every slot is served, every node reports cluster_state:ok,
-// and every replica's link to its master is up.
+// every replica's link to its master is up, and the Cluster is Healthy.
 //
 // Nodes holds every node; which are masters changes with Failover and
 // KillMaster (see Masters, MasterFor and ReplicaOf).
@@ -53,7 +53,13 @@ func StartClusterWithReplicas(t testing.TB, masters, replicas int) *Cluster {
 		if err := c.ready(); err != nil {
 			return err
 		}
-		return c.replicasLinked()
+		if err := c.replicasLinked(); err != nil || replicas == 0 {
+			return err
+		}
+		// Also as the Cluster's view says (ReplicaOf reads it): beside a
+		// second make test a test asked right after the start and got no
+		// replica for a master.
+		return c.Healthy()
 	}); err != nil {
 		t.Fatalf("redistest: %v", err)
 	}
