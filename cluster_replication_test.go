@@ -28,6 +28,9 @@ func TestWaitReplicasOnACluster(t *testing.T) {
 	// has reads a master or a replica (READONLY first, on the same
 	// connection: a DoMulti goes on one).
 	has := func(s *redistest.Server, key string) bool {
+		// nil: ReplicaOf found no replica (the Cluster failed a node over
+		// on its own?) — a failure, not a panic that ends the package run.
+		require.NotNil(t, s, "no such node in the Cluster's view")
 		rc := s.Client(t)
 		res := rc.DoMulti(bg, rc.B().Readonly().Build(), rc.B().Exists().Key(key).Build())
 		n, err := res[1].AsInt64()
