@@ -701,3 +701,32 @@ func TestRecordingAndQuietClientsShareAName(t *testing.T) {
 	assert.Nil(t, hs2[0].Info)
 	require.NoError(t, q.Unlock(ctx))
 }
+
+// A user whose ACL covers every key of the locks but the holder-info keys
+// locks with WithHolderInfo(false), and still reads holders and
+// force-unlocks every kind: those calls give the side key to their scripts
+// (to delete or read other Clients' records) and, refused for it, go again
+// without it. (ForceUnlock of every kind, and a semaphore's Holders, failed
+// with NOPERM.)
+func TestForceUnlockAndHoldersNeedNoACLForTheSideKey(t *testing.T) {
+	env := locktest.Setup(t)
+	env.Do(t, "ACL", "SETUSER", "locker", "reset", "on", ">pw", "~acl:*", "~{acl:*", "~redisync_lock_*",
+		"~redisync_fair_*", "~redisync_sem_*", "~redisync_rwlock_*", "~redisync_redlock_*", "~redisson*", "&*", "+@all")
+	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{env.Srv.Addr()}, Username: "locker", Password: "pw",
+		DisableCache: true})
+	require.NoError(t, err)
+	defer rc.Close()
+	c := redisync.New(rc, redisync.WithHolderInfo(false))
+	defer c.Close()
+	for _, k := range holdKinds() {
+		t.Run(k.name, func(t *testing.T) {
+			name := "acl:" + strings.ReplaceAll(k.name, " ", "-")
+			k.lock(t, c, name)
+			hs := k.holders(t, c, name)
+			require.Len(t, hs, 1)
+			assert.Nil(t, hs[0].Info)
+			k.force(t, c, name)
+			assert.Empty(t, k.holders(t, c, name))
+		})
+	}
+}

@@ -65,10 +65,12 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := m.check(ctx); err != nil {
 		return false, err
 	}
-	k := m.keys
-	k.Info = m.e.HolderInfoKey(m.name) // also when this Client records none
-	if m.redissonWait != "" {
-		return scripts.FairRedissonForceUnlock(ctx, m.e.RC, &k, m.e.Publish)
-	}
-	return scripts.FairForceUnlock(ctx, m.e.RC, &k, m.e.Publish)
+	return engine.WithInfoKey(m.e, m.name, func(info string) (bool, error) {
+		k := m.keys
+		k.Info = info
+		if m.redissonWait != "" {
+			return scripts.FairRedissonForceUnlock(ctx, m.e.RC, &k, m.e.Publish)
+		}
+		return scripts.FairForceUnlock(ctx, m.e.RC, &k, m.e.Publish)
+	})
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/internal/engine"
 	"github.com/redisync/redisync/internal/errs"
 	"github.com/redisync/redisync/internal/scripts"
 )
@@ -65,14 +66,16 @@ func (n *node) view(ctx context.Context) nodeView {
 	rc := n.e.RC
 	b := rc.B()
 	info := n.e.HolderInfoKey(n.keys.Lock)
+	// The key's reads in one MULTI; the records after it, in the same round
+	// trip but outside, so a user whose ACL does not cover the side key
+	// still reads the lock (without records).
 	res := rc.DoMulti(ctx, b.Multi().Build(), b.Type().Key(n.keys.Lock).Build(), b.Get().Key(n.keys.Lock).Build(),
-		b.Pttl().Key(n.keys.Lock).Build(), b.Type().Key(info).Build(), b.Hgetall().Key(info).Build(),
-		b.Exec().Build())
-	vals, err := res[len(res)-1].ToArray()
+		b.Pttl().Key(n.keys.Lock).Build(), b.Exec().Build(), b.Type().Key(info).Build(), b.Hgetall().Key(info).Build())
+	vals, err := res[4].ToArray()
 	if err != nil {
 		return nodeView{err: err}
 	}
-	if len(vals) != 5 {
+	if len(vals) != 3 {
 		return nodeView{err: fmt.Errorf("redlock: unexpected reply of %d values", len(vals))}
 	}
 	switch typ, _ := vals[0].ToString(); typ {
@@ -89,8 +92,8 @@ func (n *node) view(ctx context.Context) nodeView {
 		return nodeView{err: &errs.WrongKindError{Key: n.keys.Lock, Found: "a string without expiry"}}
 	}
 	v.ttl = time.Duration(pttl) * time.Millisecond
-	if t, _ := vals[3].ToString(); t == "hash" {
-		if records, err := vals[4].AsStrMap(); err == nil {
+	if t, _ := res[5].ToString(); t == "hash" {
+		if records, err := res[6].AsStrMap(); err == nil {
 			v.info = records[v.value]
 		}
 	}
@@ -184,9 +187,11 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 			defer wg.Done()
 			nctx, cancel := context.WithTimeout(ctx, m.nodeTimeout)
 			defer cancel()
-			k := n.keys
-			k.Info = n.e.HolderInfoKey(m.name) // also when this Client records none
-			deleted[i], failed[i] = scripts.RedlockForceUnlock(nctx, n.e.RC, &k)
+			deleted[i], failed[i] = engine.WithInfoKey(n.e, m.name, func(info string) (bool, error) {
+				k := n.keys
+				k.Info = info
+				return scripts.RedlockForceUnlock(nctx, n.e.RC, &k)
+			})
 		}()
 	}
 	wg.Wait()

@@ -78,9 +78,11 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := m.check(ctx); err != nil {
 		return false, err
 	}
-	k := m.keys
-	k.Info = m.e.HolderInfoKey(m.name) // also when this Client records none
-	return scripts.LockForceUnlock(ctx, m.e.RC, &k, m.e.Publish)
+	return engine.WithInfoKey(m.e, m.name, func(info string) (bool, error) {
+		k := m.keys
+		k.Info = info
+		return scripts.LockForceUnlock(ctx, m.e.RC, &k, m.e.Publish)
+	})
 }
 
 // ForceUnlock deletes the lock named name whoever holds it, wakes a waiter,
@@ -104,5 +106,7 @@ func ForceUnlock(ctx context.Context, c *redisync.Client, name string) (bool, er
 		return false, fmt.Errorf("rlock: name %q cannot be used on a Cluster: %w", name, redisync.ErrInvalidName)
 	}
 	token, _ := keys.Derived(keys.LockTokenPrefix, name)
-	return scripts.LockForceUnlock(ctx, e.RC, &scripts.LockKeys{Lock: name, Channel: channel, Token: token, Info: e.HolderInfoKey(name)}, e.Publish)
+	return engine.WithInfoKey(e, name, func(info string) (bool, error) {
+		return scripts.LockForceUnlock(ctx, e.RC, &scripts.LockKeys{Lock: name, Channel: channel, Token: token, Info: info}, e.Publish)
+	})
 }

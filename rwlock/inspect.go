@@ -81,7 +81,9 @@ func (rw *RWMutex) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := rw.check(ctx); err != nil {
 		return false, err
 	}
-	k := rw.keys
-	k.Info = rw.e.HolderInfoKey(rw.name) // also when this Client records none
-	return scripts.RWForceUnlock(ctx, rw.e.RC, &k, rw.e.Publish)
+	return engine.WithInfoKey(rw.e, rw.name, func(info string) (bool, error) {
+		k := rw.keys
+		k.Info = info
+		return scripts.RWForceUnlock(ctx, rw.e.RC, &k, rw.e.Publish)
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/internal/engine"
 	"github.com/redisync/redisync/internal/lockopt"
 	"github.com/redisync/redisync/internal/scripts"
 )
@@ -44,9 +45,11 @@ func (s *Semaphore) Holders(ctx context.Context) ([]Holder, error) {
 	if err := s.checkState(ctx); err != nil {
 		return nil, err
 	}
-	k := s.keys
-	k.Info = s.e.HolderInfoKey(s.name) // also when this Client records none
-	st, err := scripts.SemReadHolders(ctx, s.e.RC, &k, s.capacity, s.e.Publish)
+	st, err := engine.WithInfoKey(s.e, s.name, func(info string) (scripts.SemState, error) {
+		k := s.keys
+		k.Info = info
+		return scripts.SemReadHolders(ctx, s.e.RC, &k, s.capacity, s.e.Publish)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -92,9 +95,11 @@ func (s *Semaphore) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := s.checkState(ctx); err != nil {
 		return false, err
 	}
-	k := s.keys
-	k.Info = s.e.HolderInfoKey(s.name) // also when this Client records none
-	n, err := scripts.SemForceRelease(ctx, s.e.RC, &k, s.e.Publish)
+	n, err := engine.WithInfoKey(s.e, s.name, func(info string) (int64, error) {
+		k := s.keys
+		k.Info = info
+		return scripts.SemForceRelease(ctx, s.e.RC, &k, s.e.Publish)
+	})
 	if err != nil {
 		return false, fmt.Errorf("semaphore %q: force release: %w", s.name, err)
 	}

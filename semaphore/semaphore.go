@@ -229,8 +229,10 @@ func ForceRelease(ctx context.Context, c *redisync.Client, name string) (int, er
 	if err := lockopt.Check("semaphore", s.e, s.nameErr, ctx); err != nil {
 		return 0, err
 	}
-	k := s.keys
-	k.Info = s.e.HolderInfoKey(name) // also when this Client records none
-	n, err := scripts.SemForceRelease(ctx, s.e.RC, &k, s.e.Publish)
+	n, err := engine.WithInfoKey(s.e, name, func(info string) (int64, error) {
+		k := s.keys
+		k.Info = info
+		return scripts.SemForceRelease(ctx, s.e.RC, &k, s.e.Publish)
+	})
 	return int(n), engine.WrapIO("semaphore: forcing the release", name, err)
 }

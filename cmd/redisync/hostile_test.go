@@ -78,3 +78,15 @@ func TestInspectWithoutAccessToTheSideKeyShowsTheHolders(t *testing.T) {
 	assert.Contains(t, r.stdout, "NOPERM")
 	assert.NotContains(t, r.stdout, "pw@")
 }
+
+// ... and force-unlocks them (it failed with NOPERM).
+func TestUnlockForceWithoutAccessToTheSideKey(t *testing.T) {
+	e := locktest.Setup(t)
+	m := rlock.New(e.C, "acl:stuck")
+	require.NoError(t, m.Lock(locktest.Bg()))
+	e.Do(t, "ACL", "SETUSER", "ops", "reset", "on", ">pw", "~acl:*", "~redisync_lock_token:*", "~redisync_fair_*", "~redisync_sem_*",
+		"~redisync_rwlock_*", "~redisson*", "&*", "+@all")
+	r := cli(t, e, "", "unlock", "--force", "--yes", "--redis", "redis://ops:pw@"+e.Srv.Addr(), "acl:stuck")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.False(t, e.Exists(t, "acl:stuck"))
+}

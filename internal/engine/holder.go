@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -32,6 +33,28 @@ func (e *Engine) HolderInfo(name string) (key, value string) {
 func (e *Engine) HolderInfoKey(name string) string {
 	key, _ := keys.Derived(keys.HolderInfoPrefix, name)
 	return key
+}
+
+// WithInfoKey runs f with the holder-info key of name (force-unlocks delete
+// it, a semaphore's Holders reads it, also when this Client records
+// nothing), and once more without it ("") when Redis refused the script
+// because the user's ACL does not cover that key (Redis refuses a script
+// whose KEYS the user may not touch): a user who may handle the lock but
+// not the side key still force-unlocks and reads holders; the records then
+// expire with their leases.
+func WithInfoKey[T any](e *Engine, name string, f func(info string) (T, error)) (T, error) {
+	v, err := f(e.HolderInfoKey(name))
+	if err != nil && keysDenied(err) {
+		return f("")
+	}
+	return v, err
+}
+
+// keysDenied reports whether err is Redis's refusal of a command whose keys
+// the user's ACL does not cover.
+func keysDenied(err error) bool {
+	var re *rueidis.RedisError
+	return errors.As(err, &re) && strings.HasPrefix(re.Error(), "NOPERM") && strings.Contains(re.Error(), "keys")
 }
 
 // LockHolder is one owner of a lock hash as LockHolders reads it.
