@@ -49,8 +49,26 @@ func (r *replicated) acked(res rueidis.RedisResult) error {
 	return nil
 }
 
+// noWaitKey marks a context whose scripts go without a WAIT (WithoutWait).
+type noWaitKey struct{}
+
+// WithoutWait returns ctx marked so that the scripts sent with it carry no
+// WAIT: for undoing what the caller will not be told about — the rollback
+// of an acquisition, a waiter leaving a queue. Such an undo ignores
+// ErrNotReplicated anyway, and behind a WAIT its script may never run: a
+// WAIT on a lagging replica holds back the script's own reply, so a
+// NOSCRIPT (the script not yet cached on that node) comes back only when
+// the WAIT ends, and the undo's bound (CompensateTimeout) may run out
+// first — before the EVAL that would have run it, leaving the grant held
+// until its lease ran out.
+func WithoutWait(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noWaitKey{}, true)
+}
+
+func withoutWait(ctx context.Context) bool { return ctx.Value(noWaitKey{}) != nil }
+
 func (r *replicated) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
-	if !isScript(cmd) {
+	if !isScript(cmd) || withoutWait(ctx) {
 		return r.Client.Do(ctx, cmd)
 	}
 	res := r.Client.DoMulti(ctx, cmd, r.wait())
@@ -68,7 +86,7 @@ func (r *replicated) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []r
 	for _, c := range cmds {
 		scripts = scripts || isScript(c)
 	}
-	if !scripts {
+	if !scripts || withoutWait(ctx) {
 		return r.Client.DoMulti(ctx, cmds...)
 	}
 	if r.cluster && spansSlots(cmds) {

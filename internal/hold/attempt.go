@@ -301,6 +301,7 @@ func (h *Hold) granted(res scripts.Acquired, sent time.Time) error {
 func (h *Hold) compensate(ctx context.Context, before int64) {
 	bctx, cancel := engine.Background(ctx)
 	defer cancel()
+	bctx = engine.WithoutWait(bctx) // see there: a WAIT may keep the undo from running
 	args := scripts.ReleaseArgs{Expected: before + 1}
 	if h.cur.Field != "" {
 		args = scripts.ReleaseArgs{Expected: scripts.ReleaseUndo, Latch: h.cur}
