@@ -235,9 +235,14 @@ func TestWatchdogKeepsARedlockAndReentryNests(t *testing.T) {
 	assert.Equal(t, tok, m.Token())
 	time.Sleep(5 * lease / 2) // renewed several times
 	require.NoError(t, m.Err())
-	assert.Equal(t, 3, ms.held(t, "renewed"))
+	// Every node of the hold keeps its key: all three, or a quorum when a
+	// node answered phase 1 after its node timeout — a late node's grant
+	// is undone and it is not part of the hold (beside a second make test
+	// 2 of 3). Without renewals no node would hold the key any more.
+	held := ms.held(t, "renewed")
+	assert.GreaterOrEqual(t, held, 2, "a quorum of the three nodes")
 	require.NoError(t, m.Unlock(bg()))
-	assert.Equal(t, 3, ms.held(t, "renewed"), "one hold left")
+	assert.Equal(t, held, ms.held(t, "renewed"), "one hold left")
 	require.NoError(t, m.Unlock(bg()))
 	assert.Zero(t, ms.held(t, "renewed"))
 	assert.ErrorIs(t, m.Unlock(bg()), redisync.ErrNotHeld)
