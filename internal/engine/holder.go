@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/redisync/redisync/internal/errs"
 	"github.com/redisync/redisync/internal/keys"
+	"github.com/redisync/redisync/internal/scripts"
 )
 
 // HolderInfo returns the holder-info hash of the lock named name (in its
@@ -82,30 +82,21 @@ type LockState struct {
 }
 
 // ReadLock reads the lock hash name in one round trip (its type, TTL and
-// fields in one MULTI; with records, the holder-info hash after it, outside
-// the MULTI, so a user whose ACL does not cover the side key still reads
-// the lock) and says what it is. Anything that is no lock hash — another
-// type, a hash without expiry (a user's, a semaphore's configuration), a
-// mode that is neither read nor write, a field that holds no count — is a
-// *errs.WrongKindError naming name and what is there, never a Redis
-// WRONGTYPE error and never holders.
+// fields in one read-only script, which Redis runs under out of memory too,
+// where it refuses every command queued in a MULTI; with records, the
+// holder-info hash in a second one, so a user whose ACL does not cover the
+// side key still reads the lock) and says what it is. Anything that is no
+// lock hash — another type, a hash without expiry (a user's, a semaphore's
+// configuration), a mode that is neither read nor write, a field that holds
+// no count — is a *errs.WrongKindError naming name and what is there, never
+// a Redis WRONGTYPE error and never holders.
 func (e *Engine) ReadLock(ctx context.Context, name string, records bool) (LockState, error) {
-	b := e.RC.B()
-	cmds := rueidis.Commands{b.Multi().Build(), b.Type().Key(name).Build(), b.Pttl().Key(name).Build(),
-		b.Hgetall().Key(name).Build(), b.Exec().Build()}
-	if records {
-		cmds = append(cmds, b.Hgetall().Key(e.HolderInfoKey(name)).Build())
-	}
-	res := e.RC.DoMulti(ctx, cmds...)
-	vals, err := res[4].ToArray()
+	ctx = WithoutWait(ctx) // it writes nothing: no replica to wait for
+	typ, pttl, fields, err := scripts.LockRead(ctx, e.RC, name)
 	if err != nil {
 		return LockState{}, err
 	}
-	if len(vals) != 3 {
-		return LockState{}, fmt.Errorf("redisync: unexpected reply of %d values reading %q", len(vals), name)
-	}
 	st := LockState{Shape: ShapeNone}
-	typ, _ := vals[0].ToString()
 	switch typ {
 	case "none":
 		return st, nil
@@ -113,13 +104,7 @@ func (e *Engine) ReadLock(ctx context.Context, name string, records bool) (LockS
 	default:
 		return st, &errs.WrongKindError{Key: name, Found: "a " + typ}
 	}
-	pttl, err := vals[1].AsInt64()
-	if err != nil {
-		return st, err
-	}
-	if st.Fields, err = vals[2].AsStrMap(); err != nil {
-		return st, err
-	}
+	st.Fields = fields
 	if found := lockShape(st.Fields, pttl); found != "" {
 		return st, &errs.WrongKindError{Key: name, Found: found}
 	}
@@ -128,7 +113,8 @@ func (e *Engine) ReadLock(ctx context.Context, name string, records bool) (LockS
 		st.Shape = ShapeRWLock
 	}
 	if records {
-		st.Records, _ = res[5].AsStrMap() // none: not a hash, absent, or denied
+		rec := e.RC.Do(ctx, e.RC.B().Hgetall().Key(e.HolderInfoKey(name)).Build())
+		st.Records, _ = rec.AsStrMap() // none: not a hash, absent, or denied
 	}
 	return st, nil
 }

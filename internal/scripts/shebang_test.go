@@ -25,6 +25,7 @@ var oomClass = map[string]string{
 	"sem_state.lua":             shebangWrite, // creates the semaphore's configuration
 	// Reads only.
 	"latch_count.lua": shebangRead,
+	"lock_read.lua":   shebangRead,
 	// Releases, renewals, force unlocks, leaves: no shebang, they run under
 	// OOM (refused only at a first growing write before any other write).
 	"fair_force_unlock.lua":          "",
