@@ -2,6 +2,7 @@ package redisync_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -102,17 +103,34 @@ func TestSentinelWaitReplicasHoldSurvivesFailover(t *testing.T) {
 	// new master.
 	old := sn.Master
 	old.Restart()
-	require.Eventually(t, func() bool {
-		// Its own connection each time, errors tolerated: the server is
-		// new, and turning into a replica it drops its clients.
-		rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{old.Addr()}, DisableCache: true, ForceSingleClient: true})
+	// Its own connection each time, errors tolerated: the server is new,
+	// and turning into a replica it drops its clients.
+	probe := func(addr string, args ...string) string {
+		rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true, ForceSingleClient: true})
 		if err != nil {
-			return false
+			return err.Error()
 		}
 		defer rc.Close()
-		info, err := rc.Do(bg, rc.B().Info().Section("replication").Build()).ToString()
-		return err == nil && strings.Contains(info, "role:slave") && strings.Contains(info, "master_link_status:up")
-	}, lease, 100*time.Millisecond, "Sentinel makes the old master a replica of the new one")
+		out, err := rc.Do(bg, rc.B().Arbitrary(args...).Build()).ToAny()
+		if err != nil {
+			return err.Error()
+		}
+		return fmt.Sprint(out)
+	}
+	linked := func() bool {
+		info := probe(old.Addr(), "INFO", "replication")
+		return strings.Contains(info, "role:slave") && strings.Contains(info, "master_link_status:up")
+	}
+	for deadline := time.Now().Add(lease); !linked(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Logf("old master: %s", probe(old.Addr(), "INFO", "replication"))
+			t.Logf("new master: %s", probe(sn.Replica.Addr(), "INFO", "replication"))
+			for _, s := range sn.Sentinels {
+				t.Logf("sentinel %s: replicas %s", s.Addr(), probe(s.Addr(), "SENTINEL", "REPLICAS", redistest.MasterSet))
+			}
+			t.Fatalf("Sentinel did not make the old master a replica of the new one within %v", lease)
+		}
+	}
 	rejoined := time.Now()
 	t.Logf("old master a replica again %v after the lock", rejoined.Sub(locked).Round(time.Millisecond))
 
