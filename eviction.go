@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -116,8 +115,8 @@ type evictionChecker struct {
 	risky  atomic.Pointer[EvictionPolicyError] // a node that may evict, nil if none
 	looked atomic.Bool                         // a look has ended: risky is a verdict
 
-	mu    sync.Mutex
-	nodes map[string]*nodeVerdict
+	turn  chan struct{}           // one look at a time: a token taken by the looker
+	nodes map[string]*nodeVerdict // guarded by turn
 }
 
 // nodeVerdict is what the check knows of one node.
@@ -128,17 +127,21 @@ type nodeVerdict struct {
 }
 
 func newEvictionChecker(mode EvictionCheck, e *engine.Engine, rc rueidis.Client) *evictionChecker {
-	return &evictionChecker{mode: mode, e: e, rc: rc, nodes: map[string]*nodeVerdict{}}
+	return &evictionChecker{mode: mode, e: e, rc: rc, turn: make(chan struct{}, 1), nodes: map[string]*nodeVerdict{}}
 }
 
 // preflight runs before each acquisition: almost always a clock read and
 // two atomic loads; at the first acquisition, and then at most once a
 // minute, a look at the nodes. With EvictionRefuse the acquisitions that
 // arrive during the first look wait for its verdict (they would otherwise
-// go on unchecked); later looks hold back nobody.
+// go on unchecked); later looks hold back nobody. A look reads with the
+// caller's ctx: when ctx ends first, preflight returns ctx.Err().
 func (c *evictionChecker) preflight(ctx context.Context, target obs.Target) error {
 	if time.Now().UnixNano() >= c.next.Load() {
 		c.look(ctx, target, c.mode == EvictionRefuse && !c.looked.Load())
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 	}
 	if c.mode == EvictionRefuse {
 		if p := c.risky.Load(); p != nil {
@@ -151,19 +154,28 @@ func (c *evictionChecker) preflight(ctx context.Context, target obs.Target) erro
 // look reads every node not known to be safe: new nodes (a failover, a
 // Cluster grown) and nodes that may evict (a policy changed since). One
 // caller at a time; the others go on with what is known, unless first is
-// set: then they wait for the first look to end (each node's read is
-// bounded by evictionReadTimeout).
+// set: then they wait for the first look to end, or for ctx to (each
+// node's read is bounded by evictionReadTimeout and by ctx). A look cut
+// short by its caller's ctx is no verdict: the next caller looks again.
 func (c *evictionChecker) look(ctx context.Context, target obs.Target, first bool) {
 	if first {
-		c.mu.Lock()
+		select {
+		case c.turn <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
 		if c.looked.Load() {
-			c.mu.Unlock()
+			<-c.turn
 			return // another caller's look ended meanwhile
 		}
-	} else if !c.mu.TryLock() {
-		return
+	} else {
+		select {
+		case c.turn <- struct{}{}:
+		default:
+			return
+		}
 	}
-	defer c.mu.Unlock()
+	defer func() { <-c.turn }()
 	wait := evictionRecheck
 	var risky *EvictionPolicyError
 	for addr, node := range c.rc.Nodes() {
@@ -179,6 +191,9 @@ func (c *evictionChecker) look(ctx context.Context, target obs.Target, first boo
 			risky = v.risk
 		}
 	}
+	if ctx.Err() != nil {
+		return // cut short: the nodes not read yet are read by the next caller
+	}
 	c.risky.Store(risky)
 	c.looked.Store(true)
 	c.next.Store(time.Now().Add(wait).UnixNano())
@@ -187,7 +202,7 @@ func (c *evictionChecker) look(ctx context.Context, target obs.Target, first boo
 // read reads one node's settings into v and reports a new risk; false when
 // the node did not answer (v unchanged).
 func (c *evictionChecker) read(ctx context.Context, target obs.Target, addr string, node rueidis.Client, v *nodeVerdict) bool {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), evictionReadTimeout)
+	rctx, cancel := context.WithTimeout(ctx, evictionReadTimeout)
 	defer cancel()
 	vals, err := node.Do(rctx, node.B().ConfigGet().Parameter("maxmemory", "maxmemory-policy").Build()).AsStrMap()
 	if err != nil {

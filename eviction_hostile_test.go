@@ -154,3 +154,28 @@ func TestEvictionCheckOnAClusterNamesTheOneNodeThatMayEvict(t *testing.T) {
 	assert.LessOrEqual(t, after-before, int64(clients*len(cl.Nodes)), "CONFIG GETs")
 	assert.Positive(t, after-before)
 }
+
+// TestEvictionCheckKeepsLockCancellable: the eviction check's first look
+// at a node that does not answer (paused) does not outlive the caller's
+// ctx: Lock returns ctx.Err() near its deadline, in both modes, instead of
+// after the check's own read timeout (2 s a node). Before, the look read
+// with a context detached from the caller's.
+func TestEvictionCheckKeepsLockCancellable(t *testing.T) {
+	for _, mode := range []redisync.EvictionCheck{redisync.EvictionWarn, redisync.EvictionRefuse} {
+		srv := redistest.Start(t)
+		rc := srv.Client(t)
+		c := redisync.New(rc, redisync.WithEvictionCheck(mode))
+		srv.Pause()
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		start := time.Now()
+		err := rlock.New(c, "cancellable").Lock(ctx)
+		took := time.Since(start)
+		cancel()
+		srv.Resume()
+		assert.Equal(t, context.DeadlineExceeded, err, "%v: ctx.Err(), unwrapped", mode)
+		// The deadline is 200 ms; the check's read timeout is 2 s. 1.5 s
+		// leaves a loaded machine 1.3 s of stalls and still tells them apart.
+		assert.Less(t, took, 1500*time.Millisecond, "%v: Lock outlived its ctx", mode)
+		require.NoError(t, c.Close())
+	}
+}

@@ -157,6 +157,9 @@ func (e *Engine) preflight(ctx context.Context, target obs.Target, doing string)
 	if err == nil {
 		return nil
 	}
+	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+		return ctxErr // the caller's own end, unwrapped
+	}
 	prim, what := describe(target.Primitive)
 	return fmt.Errorf("%s %q: %s %s: %w", prim, target.Name, doing, what, err)
 }
