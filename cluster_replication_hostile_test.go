@@ -12,6 +12,7 @@ import (
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/fairlock"
 	"github.com/redisync/redisync/internal/redistest"
+	"github.com/redisync/redisync/latch"
 	"github.com/redisync/redisync/multilock"
 	"github.com/redisync/redisync/rlock"
 	"github.com/redisync/redisync/semaphore"
@@ -166,6 +167,38 @@ func TestWaitReplicasOnAClusterLeavesNothingHeldThatWasNotGranted(t *testing.T) 
 		q, err := s.Acquire(bg, 3)
 		require.NoError(t, err, "every permit free again")
 		require.NoError(t, q.Release(bg))
+	})
+
+	t.Run("reads wait for no replica", func(t *testing.T) {
+		// A read-only script (latch Count, the lock inspections) writes
+		// nothing for a replica to acknowledge: a paused replica must not
+		// turn it into ErrNotReplicated.
+		c := redisync.New(cl.Client(t), redisync.WithReplication(redisync.WaitReplicas(1, 300*time.Millisecond)))
+		defer c.Close()
+		const name = "chost:read"
+		l := latch.New(c, name)
+		m := rlock.New(c, name+":lock")
+		for range 3 { // several writes, so the pooled connections have written
+			_, err := l.TrySetCount(bg, 2)
+			require.NoError(t, err)
+			require.NoError(t, m.Lock(bg))
+			require.NoError(t, m.Unlock(bg))
+			_, err = l.Delete(bg)
+			require.NoError(t, err)
+		}
+		_, err := l.TrySetCount(bg, 2)
+		require.NoError(t, err)
+		resume := pause(name)
+		for range 3 {
+			n, err := l.Count(bg)
+			require.NoError(t, err, "latch Count")
+			assert.EqualValues(t, 2, n)
+			_, err = m.IsLocked(bg)
+			require.NoError(t, err, "IsLocked")
+		}
+		resume()
+		_, err = l.Delete(bg)
+		require.NoError(t, err)
 	})
 
 	t.Run("fair lock hand-over", func(t *testing.T) {

@@ -22,7 +22,31 @@ var keyspaceSrc string
 type script struct{ lua *rueidis.Lua }
 
 func newScript(src string) *script {
-	return &script{lua: rueidis.NewLuaScript(withLib(src))}
+	full := withLib(src)
+	if strings.HasPrefix(full, shebangRead+"\n") {
+		readOnly[sha1Hex(full)] = true
+	}
+	return &script{lua: rueidis.NewLuaScript(full)}
+}
+
+// readOnly holds the EVALSHA digests of the scripts flagged no-writes
+// (filled at init by newScript, read-only after).
+var readOnly = map[string]bool{}
+
+// ReadOnly reports whether cmd runs one of this package's scripts flagged
+// no-writes (EVALSHA of its digest, or EVAL of its text): a command that
+// writes nothing, so a replica WAIT after it has nothing to confirm.
+func ReadOnly(cmd []string) bool {
+	if len(cmd) < 2 {
+		return false
+	}
+	switch {
+	case strings.EqualFold(cmd[0], "EVALSHA"):
+		return readOnly[strings.ToLower(cmd[1])]
+	case strings.EqualFold(cmd[0], "EVAL"):
+		return strings.HasPrefix(cmd[1], shebangRead+"\n")
+	}
+	return false
 }
 
 // Exec runs the script; see reply.
