@@ -65,9 +65,9 @@ func (l *eventLog) since(t time.Time, k redisync.EventKind) []timedEvent {
 // periods), then a full sync follows: the old master linked 10 s after the
 // promotion in some runs here and 15.7 s in others, about 18 s after the
 // lock. The lease must outlast detection, promotion and that gap, so it is
-// 60 s: a Sentinel starved of CPU for 2 s (a loaded 2-core machine) enters
-// TILT mode and takes no action for 30 s, and once here the old master was
-// not relinked within 40 s. The test waits only for what it checks.
+// 60 s, three times the longest gap seen (a Sentinel starved of CPU for 2 s
+// stops acting for 30 s, TILT mode: not seen here, but a loaded machine may
+// cause it). The test waits only for what it checks.
 func TestSentinelWaitReplicasHoldSurvivesFailover(t *testing.T) {
 	// Parallel: its own servers, names and Clients; every bound is seconds
 	// wide.
@@ -101,10 +101,6 @@ func TestSentinelWaitReplicasHoldSurvivesFailover(t *testing.T) {
 	sn.Failover() // kills the master, waits until the replica is promoted
 	promoted := time.Now()
 	t.Logf("replica promoted %v after the lock", promoted.Sub(locked).Round(time.Millisecond))
-	// The old master comes back empty; Sentinel makes it a replica of the
-	// new master.
-	old := sn.Master
-	old.Restart()
 	// Its own connection each time, errors tolerated: the server is new,
 	// and turning into a replica it drops its clients.
 	probe := func(addr string, args ...string) string {
@@ -119,6 +115,21 @@ func TestSentinelWaitReplicasHoldSurvivesFailover(t *testing.T) {
 		}
 		return fmt.Sprint(out)
 	}
+	// The old master comes back empty once every Sentinel names the new
+	// master; Sentinel makes it a replica of the new master. (Restarted as
+	// soon as the first Sentinel named the promoted replica, it was never
+	// relinked in 3 runs of about 25; the one with diagnostics showed it
+	// taken back as the master — all three Sentinels named it again and the
+	// promoted replica had resynced from it, empty: the hazard of a master
+	// without persistence restarting automatically.)
+	newMaster := strings.Split(sn.Replica.Addr(), ":")[1]
+	for _, s := range sn.Sentinels {
+		require.Eventually(t, func() bool {
+			return strings.Contains(probe(s.Addr(), "SENTINEL", "GET-MASTER-ADDR-BY-NAME", redistest.MasterSet), newMaster)
+		}, lease/2, 50*time.Millisecond, "every Sentinel names the promoted replica")
+	}
+	old := sn.Master
+	old.Restart()
 	linked := func() bool {
 		info := probe(old.Addr(), "INFO", "replication")
 		return strings.Contains(info, "role:slave") && strings.Contains(info, "master_link_status:up")
