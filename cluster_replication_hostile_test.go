@@ -91,6 +91,31 @@ func TestWaitReplicasOnAClusterLeavesNothingHeldThatWasNotGranted(t *testing.T) 
 		})
 	}
 
+	t.Run("Unlock with a short ctx behind a lagging replica releases", func(t *testing.T) {
+		// The hold was acknowledged; then the replica lags and the release
+		// script is not cached on the node (SCRIPT FLUSH: a fresh node, a
+		// failover). EVALSHA's NOSCRIPT comes back only with the WAIT's
+		// reply, so a WAIT of the configured 5 s outlived both the caller's
+		// 300 ms and the background release's bound (CompensateTimeout),
+		// and the key stayed held for its whole lease, renewals stopped
+		// (seen failing before the WAIT was bounded by the ctx).
+		name := "chost:unlock-lagging"
+		c := redisync.New(cl.Client(t), redisync.WithReplication(redisync.WaitReplicas(1, 5*time.Second)))
+		defer c.Close()
+		m := rlock.New(c, name)
+		require.NoError(t, m.Lock(bg))
+		redistest.Do(t, cl.MasterFor(name).Client(t), "SCRIPT", "FLUSH")
+		resume := pause(name)
+		ctx, cancel := context.WithTimeout(bg, 300*time.Millisecond)
+		err := m.Unlock(ctx)
+		cancel()
+		if err != nil {
+			assert.ErrorIs(t, err, context.DeadlineExceeded)
+		}
+		gone(name)
+		resume()
+	})
+
 	t.Run("multilock over three shards", func(t *testing.T) {
 		c := redisync.New(cl.Client(t), redisync.WithReplication(redisync.WaitReplicas(1, 300*time.Millisecond)))
 		defer c.Close()

@@ -37,19 +37,33 @@ func isScript(cmd rueidis.Completed) bool {
 	return len(c) > 0 && (strings.EqualFold(c[0], "EVALSHA") || strings.EqualFold(c[0], "EVAL")) && !scripts.ReadOnly(c)
 }
 
-func (r *replicated) wait() rueidis.Completed {
-	return r.B().Wait().Numreplicas(r.n).Timeout(r.timeout.Milliseconds()).Build()
+// wait is the WAIT sent with a batch under ctx, and its timeout: the
+// configured one, but at most half of what is left of ctx. A WAIT holds back
+// the replies of the commands before it on its connection, so one that
+// outlives ctx cuts them all off — also a NOSCRIPT, whose EVAL (rueidis's
+// fallback, sent with the same ctx) then never goes out: a release whose
+// caller had 300 ms, with a 5 s WAIT on a lagging replica, never ran, in the
+// background either (its bound is CompensateTimeout), and the lock stayed
+// held for its lease. Half leaves the other half for that EVAL and its own
+// (shorter) WAIT.
+func (r *replicated) wait(ctx context.Context) (rueidis.Completed, time.Duration) {
+	t := r.timeout
+	if dl, ok := ctx.Deadline(); ok {
+		t = min(t, time.Until(dl)/2)
+	}
+	ms := max(t.Milliseconds(), 1) // WAIT 0 would block for ever
+	return r.B().Wait().Numreplicas(r.n).Timeout(ms).Build(), time.Duration(ms) * time.Millisecond
 }
 
-// acked turns WAIT's reply into nil or the error every write of the batch
-// reports.
-func (r *replicated) acked(res rueidis.RedisResult) error {
+// acked turns the reply of a WAIT with timeout t into nil or the error every
+// write of the batch reports.
+func (r *replicated) acked(res rueidis.RedisResult, t time.Duration) error {
 	n, err := res.AsInt64()
 	if err != nil {
 		return fmt.Errorf("%w: WAIT: %v", errs.ErrNotReplicated, err)
 	}
 	if n < r.n {
-		return fmt.Errorf("%w: %d of %d replicas within %v", errs.ErrNotReplicated, n, r.n, r.timeout)
+		return fmt.Errorf("%w: %d of %d replicas within %v", errs.ErrNotReplicated, n, r.n, t)
 	}
 	return nil
 }
@@ -76,11 +90,12 @@ func (r *replicated) Do(ctx context.Context, cmd rueidis.Completed) rueidis.Redi
 	if !isScript(cmd) || withoutWait(ctx) {
 		return r.Client.Do(ctx, cmd)
 	}
-	res := r.Client.DoMulti(ctx, cmd, r.wait())
+	wait, t := r.wait(ctx)
+	res := r.Client.DoMulti(ctx, cmd, wait)
 	if res[0].Error() != nil {
 		return res[0] // NOSCRIPT (the caller retries with EVAL) or another error
 	}
-	if err := r.acked(res[1]); err != nil {
+	if err := r.acked(res[1], t); err != nil {
 		return rueidis.NewErrorResult(err)
 	}
 	return res[0]
@@ -111,9 +126,10 @@ func (r *replicated) doMultiWaited(ctx context.Context, cmds []rueidis.Completed
 	for i, c := range cmds {
 		script[i] = isScript(c)
 	}
-	res := r.Client.DoMulti(ctx, append(cmds, r.wait())...)
+	wait, t := r.wait(ctx)
+	res := r.Client.DoMulti(ctx, append(cmds, wait)...)
 	out, last := res[:len(cmds)], res[len(cmds)]
-	if err := r.acked(last); err != nil {
+	if err := r.acked(last, t); err != nil {
 		for i := range cmds {
 			if script[i] && out[i].Error() == nil {
 				out[i] = rueidis.NewErrorResult(err)

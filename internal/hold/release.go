@@ -131,7 +131,18 @@ func (h *Hold) await(ctx context.Context, j *job) error {
 		defer cancel()
 		h.op.Lock()
 		defer h.op.Unlock()
-		_ = h.drain(dctx)
+		if h.drain(dctx) == nil || ctx.Err() == nil || h.cfg.Engine.IsClosed() {
+			return
+		}
+		// No reply, and the caller has gone: nobody reads a replica's
+		// acknowledgement now, and a WAIT may be what held the release
+		// back (behind a lagging replica its NOSCRIPT came back only when
+		// the WAIT ended, after this task's bound, so the EVAL never went
+		// out). Once more without it; the release repeats the same request,
+		// so a send that did run is not applied twice.
+		rctx, rcancel := context.WithTimeout(engine.WithoutWait(context.WithoutCancel(ctx)), engine.CompensateTimeout)
+		defer rcancel()
+		_ = h.drain(rctx)
 	})
 	if err := ctx.Err(); err != nil {
 		return err // the hold has ended here; the release completes in the background
