@@ -14,6 +14,7 @@ import (
 
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/fairlock"
+	"github.com/redisync/redisync/internal/keys"
 	"github.com/redisync/redisync/internal/redistest"
 	"github.com/redisync/redisync/redlock"
 	"github.com/redisync/redisync/rlock"
@@ -204,15 +205,22 @@ func (r *runState) runCheck(ctx context.Context, admin rueidis.Client, input str
 func (r *runState) leftKeys(ctx context.Context, admin rueidis.Client) string {
 	deadline := time.Now().Add(3 * time.Second)
 	for {
-		keys, err := admin.Do(ctx, admin.B().Keys().Pattern("*"+r.prefix+"*").Build()).AsStrSlice()
+		all, err := admin.Do(ctx, admin.B().Keys().Pattern("*"+r.prefix+"*").Build()).AsStrSlice()
 		if err != nil {
 			return err.Error()
 		}
-		if len(keys) == 0 {
+		// Last-token keys outlive a release by design (lib.lua keep_token).
+		var left []string
+		for _, k := range all {
+			if !strings.HasPrefix(k, keys.LockTokenPrefix+":") {
+				left = append(left, k)
+			}
+		}
+		if len(left) == 0 {
 			return ""
 		}
 		if time.Now().After(deadline) {
-			return fmt.Sprint(keys)
+			return fmt.Sprint(left)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redisync/redisync"
+	keyspec "github.com/redisync/redisync/internal/keys"
 )
 
 // The lifecycle scenarios inject no server fault: the fault is the careless
@@ -129,7 +130,10 @@ func (r *runState) stuck(ctx context.Context) int {
 				continue // an unreachable server is no evidence either way
 			}
 			for _, k := range keys {
-				if strings.HasPrefix(k, "redisync_redlock_token:") || (r.cfg.Primitive == "semaphore" && slices.Contains(r.names, k)) {
+				// Last-token keys outlive a release by design (lib.lua
+				// keep_token: 10 s past the token), so they are not stuck.
+				if strings.HasPrefix(k, "redisync_redlock_token:") || strings.HasPrefix(k, keyspec.LockTokenPrefix+":") ||
+					(r.cfg.Primitive == "semaphore" && slices.Contains(r.names, k)) {
 					continue
 				}
 				left++
