@@ -57,8 +57,25 @@ func TestMetricsAfterAcquireContendLose(t *testing.T) {
 	e.Do(t, "DEL", "otel:lock")
 	locktest.Eventually(t, 2*time.Second, func() bool { return b.Err() != nil }, "loss signalled")
 
+	// The lost hold's duration is recorded by the loss's event, which may
+	// come just after Err is visible (beside a second make test it was not
+	// yet counted once): collect until both holds' durations are in.
 	var rm metricdata.ResourceMetrics
-	require.NoError(t, reader.Collect(ctx, &rm))
+	locktest.Eventually(t, 2*time.Second, func() bool {
+		rm = metricdata.ResourceMetrics{}
+		require.NoError(t, reader.Collect(ctx, &rm))
+		var held uint64
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				if h, ok := m.Data.(metricdata.Histogram[float64]); ok && m.Name == "redisync.hold.duration" {
+					for _, dp := range h.DataPoints {
+						held += dp.Count
+					}
+				}
+			}
+		}
+		return held >= 2
+	}, "both holds' durations recorded")
 	sums := map[string]int64{}
 	counts := map[string]uint64{}
 	for _, sm := range rm.ScopeMetrics {
