@@ -12,7 +12,7 @@
 # go test starts packages in the order listed: the longest go first, so that
 # none of them starts last and sets the wall time alone.
 TESTFLAGS ?= -race -count=1 -p 4 -parallel 4
-SLOWFIRST = . ./cmd/redisync ./rlock ./redlock ./internal/lifecycle ./internal/outside ./internal/keyspace ./semaphore
+SLOWFIRST = . ./internal/deploytest ./cmd/redisync ./rlock ./redlock ./internal/lifecycle ./internal/outside ./internal/keyspace ./semaphore
 test: redis-server
 	go vet ./...
 	cd redisyncotel && go vet ./...

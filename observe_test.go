@@ -17,28 +17,8 @@ import (
 	"github.com/redisync/redisync/semaphore"
 )
 
-type recorder struct {
-	mu     sync.Mutex
-	events []redisync.Event
-}
-
-func (r *recorder) Observe(ev redisync.Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, ev)
-}
-
-func (r *recorder) count(kind redisync.EventKind, primitive string, pred func(redisync.Event) bool) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, ev := range r.events {
-		if ev.Kind == kind && ev.Primitive == primitive && (pred == nil || pred(ev)) {
-			n++
-		}
-	}
-	return n
-}
+// recorder keeps every event a Client reports.
+type recorder = locktest.Recorder
 
 func TestObserverSeesGrantsHandOffsReleasesRenewalsAndLosses(t *testing.T) {
 	rec := &recorder{}
@@ -69,17 +49,17 @@ func TestObserverSeesGrantsHandOffsReleasesRenewalsAndLosses(t *testing.T) {
 	require.True(t, ok)
 	require.NoError(t, p.Release(bg))
 
-	assert.Equal(t, 2, rec.count(redisync.EventAcquired, "rlock", nil))
-	assert.Equal(t, 1, rec.count(redisync.EventAcquired, "rlock", func(ev redisync.Event) bool {
+	assert.Equal(t, 2, rec.Count(redisync.EventAcquired, "rlock", nil))
+	assert.Equal(t, 1, rec.Count(redisync.EventAcquired, "rlock", func(ev redisync.Event) bool {
 		return ev.Waited && ev.Wait >= 40*time.Millisecond && ev.Name == "obs:lock"
 	}), "one hand-off, after the wait")
-	assert.Equal(t, 1, rec.count(redisync.EventReleased, "rlock", func(ev redisync.Event) bool { return ev.Held >= 40*time.Millisecond }))
-	assert.Equal(t, 1, rec.count(redisync.EventLost, "rlock", func(ev redisync.Event) bool { return ev.Err != nil }))
-	assert.Positive(t, rec.count(redisync.EventRenewed, "lock", func(ev redisync.Event) bool { return ev.Count >= 1 }))
-	assert.Equal(t, 1, rec.count(redisync.EventAcquired, "rwlock.read", nil))
-	assert.Equal(t, 1, rec.count(redisync.EventReleased, "rwlock.read", nil))
-	assert.Equal(t, 1, rec.count(redisync.EventAcquired, "semaphore", nil))
-	assert.Equal(t, 1, rec.count(redisync.EventReleased, "semaphore", nil))
+	assert.Equal(t, 1, rec.Count(redisync.EventReleased, "rlock", func(ev redisync.Event) bool { return ev.Held >= 40*time.Millisecond }))
+	assert.Equal(t, 1, rec.Count(redisync.EventLost, "rlock", func(ev redisync.Event) bool { return ev.Err != nil }))
+	assert.Positive(t, rec.Count(redisync.EventRenewed, "lock", func(ev redisync.Event) bool { return ev.Count >= 1 }))
+	assert.Equal(t, 1, rec.Count(redisync.EventAcquired, "rwlock.read", nil))
+	assert.Equal(t, 1, rec.Count(redisync.EventReleased, "rwlock.read", nil))
+	assert.Equal(t, 1, rec.Count(redisync.EventAcquired, "semaphore", nil))
+	assert.Equal(t, 1, rec.Count(redisync.EventReleased, "semaphore", nil))
 	logMu.Lock()
 	defer logMu.Unlock()
 	assert.Contains(t, logs.String(), "level=WARN msg=\"redisync: hold lost\" primitive=rlock name=obs:lock")

@@ -1,4 +1,4 @@
-package redisync_test
+package deploytest
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/internal/locktest"
 	"github.com/redisync/redisync/internal/redistest"
 	"github.com/redisync/redisync/rlock"
 )
@@ -102,7 +103,7 @@ func TestEvictionCheckOnAClusterNamesTheOneNodeThatMayEvict(t *testing.T) {
 	bg := context.Background()
 
 	rc := cl.Client(t)
-	rec := &recorder{}
+	rec := &locktest.Recorder{}
 	var logs logBuffer
 	c := redisync.New(rc, redisync.WithObserver(rec), redisync.WithLogger(logs.logger()))
 	for i := range 30 {
@@ -110,7 +111,7 @@ func TestEvictionCheckOnAClusterNamesTheOneNodeThatMayEvict(t *testing.T) {
 		require.NoError(t, m.Lock(bg))
 		require.NoError(t, m.Unlock(bg))
 	}
-	assert.Equal(t, 1, rec.count(redisync.EventEvictionPolicy, "rlock", nil), "one event")
+	assert.Equal(t, 1, rec.Count(redisync.EventEvictionPolicy, "rlock", nil), "one event")
 	assert.Equal(t, 1, strings.Count(logs.String(), "may evict lock keys"), logs.String())
 	assert.Contains(t, logs.String(), risky.Addr())
 	require.NoError(t, c.Close())

@@ -1,4 +1,4 @@
-package redisync_test
+package deploytest
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package redisync_test
+package deploytest
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/internal/locktest"
 	"github.com/redisync/redisync/internal/redistest"
 	"github.com/redisync/redisync/rlock"
 	"github.com/redisync/redisync/semaphore"
@@ -70,7 +71,7 @@ func TestEvictionWarnsAndTheHolderIsToldOfAnEvictedLock(t *testing.T) {
 	redistest.Do(t, rc, "CONFIG", "SET", "maxmemory-policy", "volatile-lru")
 	redistest.Do(t, rc, "CONFIG", "SET", "maxmemory", strconv.FormatInt(usedMemory(t, rc)+4<<20, 10))
 	var logs logBuffer
-	rec := &recorder{}
+	rec := &locktest.Recorder{}
 	// Renewals every 500 ms: the loss is seen within a renewal or two.
 	c := redisync.New(rc, redisync.WithLogger(logs.logger()), redisync.WithObserver(rec),
 		redisync.WithWatchdogTimeout(1500*time.Millisecond))
@@ -82,23 +83,21 @@ func TestEvictionWarnsAndTheHolderIsToldOfAnEvictedLock(t *testing.T) {
 	assert.Contains(t, logs.String(), "level=WARN")
 	assert.Contains(t, logs.String(), "may evict lock keys")
 	assert.Contains(t, logs.String(), "policy=volatile-lru")
-	require.Equal(t, 1, rec.count(redisync.EventEvictionPolicy, "rlock", nil), "one event")
+	require.Equal(t, 1, rec.Count(redisync.EventEvictionPolicy, "rlock", nil), "one event")
 	var found *redisync.EvictionPolicyError
-	rec.mu.Lock()
-	for _, ev := range rec.events {
+	for _, ev := range rec.Events() {
 		if ev.Kind == redisync.EventEvictionPolicy {
 			require.ErrorAs(t, ev.Err, &found)
 			assert.Equal(t, "evict:held", ev.Name)
 		}
 	}
-	rec.mu.Unlock()
 	assert.Equal(t, "volatile-lru", found.Policy)
 	assert.Equal(t, srv.Addr(), found.Node)
 
 	ok, err := rlock.New(c, "evict:other").TryLock(bg)
 	require.NoError(t, err)
 	require.True(t, ok)
-	assert.Equal(t, 1, rec.count(redisync.EventEvictionPolicy, "rlock", nil), "once per node")
+	assert.Equal(t, 1, rec.Count(redisync.EventEvictionPolicy, "rlock", nil), "once per node")
 
 	// Data without expiry past maxmemory: Redis evicts volatile keys (only
 	// the locks' here) at the next command, and stays over the limit.
@@ -133,7 +132,7 @@ func TestEvictionRefuseRefusesToLockWithATypedError(t *testing.T) {
 	rc := srv.Client(t)
 	redistest.Do(t, rc, "CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
 	redistest.Do(t, rc, "CONFIG", "SET", "maxmemory", "1gb")
-	rec := &recorder{}
+	rec := &locktest.Recorder{}
 	c := redisync.New(rc, redisync.WithEvictionCheck(redisync.EvictionRefuse), redisync.WithObserver(rec))
 	defer c.Close()
 	bg := context.Background()
@@ -152,7 +151,7 @@ func TestEvictionRefuseRefusesToLockWithATypedError(t *testing.T) {
 	n, err := redistest.Do(t, rc, "DBSIZE").AsInt64()
 	require.NoError(t, err)
 	assert.Zero(t, n, "nothing written")
-	assert.Equal(t, 1, rec.count(redisync.EventEvictionPolicy, "rlock", nil))
+	assert.Equal(t, 1, rec.Count(redisync.EventEvictionPolicy, "rlock", nil))
 
 	for _, cfg := range [][2]string{{"maxmemory-policy", "noeviction"}, {"maxmemory", "0"}} {
 		srv := redistest.Start(t)
@@ -160,12 +159,12 @@ func TestEvictionRefuseRefusesToLockWithATypedError(t *testing.T) {
 		redistest.Do(t, rc, "CONFIG", "SET", "maxmemory-policy", "volatile-ttl")
 		redistest.Do(t, rc, "CONFIG", "SET", "maxmemory", "1gb")
 		redistest.Do(t, rc, "CONFIG", "SET", cfg[0], cfg[1])
-		rec := &recorder{}
+		rec := &locktest.Recorder{}
 		c := redisync.New(rc, redisync.WithEvictionCheck(redisync.EvictionRefuse), redisync.WithObserver(rec))
 		m := rlock.New(c, "strict:fine")
 		require.NoError(t, m.Lock(bg), "%s %s", cfg[0], cfg[1])
 		require.NoError(t, m.Unlock(bg))
-		assert.Zero(t, rec.count(redisync.EventEvictionPolicy, "rlock", nil), "%s %s", cfg[0], cfg[1])
+		assert.Zero(t, rec.Count(redisync.EventEvictionPolicy, "rlock", nil), "%s %s", cfg[0], cfg[1])
 		require.NoError(t, c.Close())
 	}
 }
