@@ -2,7 +2,6 @@ package fairlock
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/redisync/redisync"
@@ -33,14 +32,7 @@ func (m *Mutex) read(ctx context.Context, records bool) (engine.LockState, error
 	if err := m.check(ctx); err != nil {
 		return engine.LockState{}, err
 	}
-	st, err := m.e.ReadLock(ctx, m.name, records)
-	if err == nil {
-		err = st.ExpectShape(m.name, engine.ShapeLock)
-	}
-	if err != nil {
-		return engine.LockState{}, fmt.Errorf("fairlock %q: %w", m.name, err)
-	}
-	return st, nil
+	return m.e.ReadLockAs(ctx, "fairlock", m.name, records)
 }
 
 // Holders returns the lock's current holder (at most one; its count may be

@@ -38,14 +38,7 @@ func (m *Mutex) read(ctx context.Context, records bool) (engine.LockState, error
 	if err := m.check(ctx); err != nil {
 		return engine.LockState{}, err
 	}
-	st, err := m.e.ReadLock(ctx, m.name, records)
-	if err == nil {
-		err = st.ExpectShape(m.name, engine.ShapeLock)
-	}
-	if err != nil {
-		return engine.LockState{}, fmt.Errorf("rlock %q: %w", m.name, err)
-	}
-	return st, nil
+	return m.e.ReadLockAs(ctx, "rlock", m.name, records)
 }
 
 // Holders returns the lock's current holders with what each recorded about

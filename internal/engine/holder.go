@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -90,6 +91,20 @@ type LockState struct {
 // configuration), a mode that is neither read nor write, a field that holds
 // no count — is a *errs.WrongKindError naming name and what is there, never
 // a Redis WRONGTYPE error and never holders.
+// ReadLockAs is ReadLock for an rlock or fairlock handle: anything under
+// name that is not a plain lock hash (nor free) is an error, and every error
+// names primitive and name.
+func (e *Engine) ReadLockAs(ctx context.Context, primitive, name string, records bool) (LockState, error) {
+	st, err := e.ReadLock(ctx, name, records)
+	if err == nil {
+		err = st.ExpectShape(name, ShapeLock)
+	}
+	if err != nil {
+		return LockState{}, fmt.Errorf("%s %q: %w", primitive, name, err)
+	}
+	return st, nil
+}
+
 func (e *Engine) ReadLock(ctx context.Context, name string, records bool) (LockState, error) {
 	ctx = WithoutWait(ctx) // it writes nothing: no replica to wait for
 	typ, pttl, fields, err := scripts.LockRead(ctx, e.RC, name)
