@@ -72,7 +72,7 @@ func TestEveryOperationUnderOOMIsWholeOrRefused(t *testing.T) {
 		return err == nil && len(q) == 1
 	}, 5*time.Second, 10*time.Millisecond, "the waiter queued")
 
-	exhaustMemory(t, rc)
+	redistest.ExhaustMemory(t, rc)
 
 	// Refused whole. The snapshot is taken around each call.
 	for _, op := range []struct {
@@ -176,7 +176,7 @@ func TestLockInspectionsAnswerUnderOOM(t *testing.T) {
 	require.NoError(t, f.Lock(bg))
 	rw := rwlock.New(c, "oomi:rw")
 	require.NoError(t, rw.RLock(bg))
-	exhaustMemory(t, rc)
+	redistest.ExhaustMemory(t, rc)
 
 	ok, err := r.IsLocked(bg)
 	require.NoError(t, err)

@@ -51,27 +51,6 @@ func keyspaceSnapshot(t *testing.T, rc rueidis.Client) map[string]string {
 	return out
 }
 
-// exhaustMemory fills the server and sets maxmemory below what it uses,
-// with noeviction: every write that may grow memory is refused.
-func exhaustMemory(t *testing.T, rc rueidis.Client) {
-	t.Helper()
-	redistest.Do(t, rc, "DEBUG", "POPULATE", "50", "oom:fill", "100000")
-	redistest.Do(t, rc, "SET", "oom:ttl", "v", "PX", "600000")
-	info, err := redistest.Do(t, rc, "INFO", "memory").ToString()
-	require.NoError(t, err)
-	used := int64(0)
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
-			used, _ = strconv.ParseInt(v, 10, 64)
-		}
-	}
-	require.Positive(t, used)
-	redistest.Do(t, rc, "CONFIG", "SET", "maxmemory-policy", "noeviction")
-	redistest.Do(t, rc, "CONFIG", "SET", "maxmemory", strconv.FormatInt(used-1<<20, 10))
-	require.Error(t, rc.Do(context.Background(), rc.B().Set().Key("oom:probe").Value("v").Build()).Error(),
-		"setup: the server refuses a SET")
-}
-
 // TestAcquiresUnderOOMFailWholeAndLeaveTheKeyspaceUnchanged: with used
 // memory over maxmemory (noeviction), every acquire — rlock, fairlock,
 // rwlock read and write, semaphore, latch TrySetCount — returns Redis's OOM
@@ -103,7 +82,7 @@ func TestAcquiresUnderOOMFailWholeAndLeaveTheKeyspaceUnchanged(t *testing.T) {
 	countdown := latch.New(c, "oom:held:l")
 	_, err = countdown.TrySetCount(bg, 2)
 	require.NoError(t, err)
-	exhaustMemory(t, rc)
+	redistest.ExhaustMemory(t, rc)
 	before := keyspaceSnapshot(t, rc)
 
 	tries := []struct {
