@@ -31,7 +31,13 @@ func TestSentinelFailsOver(t *testing.T) {
 	if err := rc.Do(ctx, rc.B().Set().Key("k").Value("1").Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
+	if e := sn.Epoch(); e != 0 {
+		t.Fatalf("epoch before any failover: %d", e)
+	}
 	sn.Failover()
+	if e := sn.Epoch(); e != 1 {
+		t.Fatalf("epoch after one failover: %d", e)
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		err := rc.Do(ctx, rc.B().Set().Key("k").Value("2").Build()).Error()

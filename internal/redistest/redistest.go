@@ -91,6 +91,16 @@ func startWith(t testing.TB, n int, setup func(i int, s *Server)) []*Server {
 // Addr returns "127.0.0.1:port".
 func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
 
+// Log returns the server's log file so far (every life of a restarted
+// server), for a failing test to show what the server did and when.
+func (s *Server) Log() string {
+	b, err := os.ReadFile(s.dir + "/redis.log")
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
+}
+
 // Client returns a rueidis client for this server alone (also when it is a
 // Cluster node: commands go to this node, never redirected), closed by
 // t.Cleanup.

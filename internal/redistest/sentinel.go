@@ -14,13 +14,27 @@ import (
 const MasterSet = "redistest"
 
 // Sentinel is a master, one replica of it, and Sentinels watching them
-// (quorum 2, down after 1 s), ready when StartSentinel returns.
+// (quorum 2, down after DownAfter), ready when StartSentinel returns.
 type Sentinel struct {
 	t         testing.TB
 	Master    *Server
 	Replica   *Server
 	Sentinels []*Server
 }
+
+// DownAfter is the Sentinels' down-after-milliseconds: how long an instance
+// must not answer before a Sentinel thinks it down.
+//
+// It was 1 s, and under load that made Sentinel fail over twice: a Sentinel
+// that switched to the promoted replica got no PONG from it within 1 s of
+// the switch, marked it down, reached ODOWN at once, and the Sentinels
+// promoted the old master, just restarted as the new master's replica; the
+// promoted replica stayed a master beside it for 10 s more (the "flaky"
+// TestSentinelWaitReplicasHoldSurvivesFailover: its renewals went to a
+// master without replicas and every WAIT said 0). The Sentinel logs showed
+// "+sdown master" 1.01 s after "+switch-master"; redis/redis#8607 is the
+// same false positive with 500 ms. 3 s costs 2 s per failover.
+const DownAfter = 3 * time.Second
 
 // StartSentinel starts the master, the replica and n Sentinels (n >= 2).
 func StartSentinel(t testing.TB, n int) *Sentinel {
@@ -41,7 +55,7 @@ func StartSentinel(t testing.TB, n int) *Sentinel {
 		s.sentinel = true
 		s.extra = []string{
 			fmt.Sprintf("sentinel monitor %s %s %s 2", MasterSet, host, port),
-			"sentinel down-after-milliseconds " + MasterSet + " 1000",
+			fmt.Sprintf("sentinel down-after-milliseconds %s %d", MasterSet, DownAfter.Milliseconds()),
 			"sentinel failover-timeout " + MasterSet + " 5000",
 			"sentinel parallel-syncs " + MasterSet + " 1",
 		}
@@ -96,6 +110,39 @@ func (sn *Sentinel) Failover() {
 		role, err := rawCommand(sn.Replica.Addr(), "ROLE")
 		return err == nil && strings.HasPrefix(role, "master")
 	})
+}
+
+// Epoch returns the highest configuration epoch the Sentinels report for
+// the master set: 0 before any failover, 1 after the first, and more only
+// if they failed over again. A test that makes one failover checks it is
+// still 1, so that a second, spurious one (see DownAfter) is named as such
+// instead of showing up as a wrong result.
+func (sn *Sentinel) Epoch() int {
+	sn.t.Helper()
+	epoch := 0
+	for _, s := range sn.Sentinels {
+		out, err := rawCommand(s.Addr(), "SENTINEL", "MASTER", MasterSet)
+		if err != nil {
+			sn.t.Fatalf("redistest: SENTINEL MASTER on %s: %v", s.Addr(), err)
+		}
+		if e := field(out, "config-epoch"); e > epoch {
+			epoch = e
+		}
+	}
+	return epoch
+}
+
+// field reads the integer after the line name in redis-cli's output of a
+// flat field list (name, value, name, value, ...).
+func field(out, name string) int {
+	lines := strings.Split(out, "\n")
+	for i := 0; i+1 < len(lines); i++ {
+		if strings.TrimSpace(lines[i]) == name {
+			n, _ := strconv.Atoi(strings.TrimSpace(lines[i+1]))
+			return n
+		}
+	}
+	return 0
 }
 
 func waitFor(t testing.TB, within time.Duration, what string, cond func() bool) {

@@ -70,7 +70,7 @@ func StartTLSSentinel(t testing.TB, n int, password string) *TLSSentinel {
 			fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d %d", MasterSet, masterRec.Port(), n),
 			"sentinel auth-pass "+MasterSet+" "+password,
 			"sentinel sentinel-pass "+password,
-			"sentinel down-after-milliseconds "+MasterSet+" 1000",
+			fmt.Sprintf("sentinel down-after-milliseconds %s %d", MasterSet, DownAfter.Milliseconds()),
 			"sentinel failover-timeout "+MasterSet+" 5000")))
 	}
 	return sn
