@@ -247,26 +247,23 @@ func (m *Mutex) Queue(ctx context.Context) ([]string, error) {
 	if err := m.check(ctx); err != nil {
 		return nil, err
 	}
-	b := m.e.RC.B()
-	want, read := "zset", b.Zrange().Key(m.keys.Queue).Min("0").Max("-1").Build()
+	want := "zset"
 	if m.redissonWait != "" { // Redisson's list
-		want, read = "list", b.Lrange().Key(m.keys.Queue).Start(0).Stop(-1).Build()
+		want = "list"
 	}
-	// Type and members in one MULTI: a key of another type under the
-	// queue's name is the typed wrong-kind error, not Redis's WRONGTYPE.
-	res := m.e.RC.DoMulti(ctx, b.Multi().Build(), b.Type().Key(m.keys.Queue).Build(), read, b.Exec().Build())
-	vals, err := res[3].ToArray()
-	if err == nil && len(vals) != 2 {
-		err = fmt.Errorf("unexpected reply of %d values", len(vals))
-	}
+	// Type and members in one no-writes script, which Redis runs under out
+	// of memory too (it refuses every command queued in a MULTI then): a
+	// key of another type under the queue's name is the typed wrong-kind
+	// error, not Redis's WRONGTYPE.
+	typ, _, members, err := scripts.KeyRead(ctx, m.e.RC, m.keys.Queue, want)
 	if err != nil {
 		return nil, fmt.Errorf("fairlock %q: reading the queue: %w", m.name, err)
 	}
-	switch typ, _ := vals[0].ToString(); typ {
+	switch typ {
 	case "none":
 		return nil, nil
 	case want:
-		return vals[1].AsStrSlice()
+		return members, nil
 	default:
 		return nil, fmt.Errorf("fairlock %q: reading the queue: %w", m.name, &errs.WrongKindError{Key: m.keys.Queue, Found: "a " + typ})
 	}

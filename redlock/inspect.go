@@ -64,38 +64,31 @@ func (m *Mutex) views(ctx context.Context) ([]nodeView, error) {
 
 func (n *node) view(ctx context.Context) nodeView {
 	rc := n.e.RC
-	b := rc.B()
-	info := n.e.HolderInfoKey(n.keys.Lock)
-	// The key's reads in one MULTI; the records after it, in the same round
-	// trip but outside, so a user whose ACL does not cover the side key
-	// still reads the lock (without records).
-	res := rc.DoMulti(ctx, b.Multi().Build(), b.Type().Key(n.keys.Lock).Build(), b.Get().Key(n.keys.Lock).Build(),
-		b.Pttl().Key(n.keys.Lock).Build(), b.Exec().Build(), b.Type().Key(info).Build(), b.Hgetall().Key(info).Build())
-	vals, err := res[4].ToArray()
+	// The key's type, value and expiry in one no-writes script, which Redis
+	// runs under out of memory too (it refuses every command queued in a
+	// MULTI then); the records in a second read, so a user whose ACL does
+	// not cover the side key still reads the lock (without records).
+	typ, pttl, value, err := scripts.KeyRead(ctx, rc, n.keys.Lock, "string")
 	if err != nil {
 		return nodeView{err: err}
 	}
-	if len(vals) != 3 {
-		return nodeView{err: fmt.Errorf("redlock: unexpected reply of %d values", len(vals))}
-	}
-	switch typ, _ := vals[0].ToString(); typ {
+	switch typ {
 	case "none":
 		return nodeView{}
 	case "string":
 	default:
 		return nodeView{err: &errs.WrongKindError{Key: n.keys.Lock, Found: "a " + typ}}
 	}
-	var v nodeView
-	v.value, _ = vals[1].ToString()
-	pttl, _ := vals[2].AsInt64()
+	if len(value) != 1 {
+		return nodeView{err: fmt.Errorf("redlock: unexpected reply of %d values", len(value))}
+	}
 	if pttl < 0 {
 		return nodeView{err: &errs.WrongKindError{Key: n.keys.Lock, Found: "a string without expiry"}}
 	}
-	v.ttl = time.Duration(pttl) * time.Millisecond
-	if t, _ := res[5].ToString(); t == "hash" {
-		if records, err := res[6].AsStrMap(); err == nil {
-			v.info = records[v.value]
-		}
+	v := nodeView{value: value[0], ttl: time.Duration(pttl) * time.Millisecond}
+	// Not a hash (HGETALL's WRONGTYPE), absent or denied: no records.
+	if records, err := rc.Do(ctx, rc.B().Hgetall().Key(n.e.HolderInfoKey(n.keys.Lock)).Build()).AsStrMap(); err == nil {
+		v.info = records[v.value]
 	}
 	return v
 }

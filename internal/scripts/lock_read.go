@@ -13,17 +13,18 @@ var lockReadSrc string
 
 var lockRead = newScript(lockReadSrc)
 
-// LockRead runs lock_read.lua: the type, PTTL and fields (a hash's, else
-// none) of the key name, read atomically, also under out of memory. The
-// caller sends it without a replica WAIT (engine.WithoutWait): it writes
-// nothing.
-func LockRead(ctx context.Context, c rueidis.Client, name string) (typ string, pttl int64, fields map[string]string, err error) {
-	vals, err := lockRead.Exec(ctx, c, []string{name}, nil).ToArray()
+// KeyRead runs lock_read.lua: the type and PTTL of key and, when its type
+// is want ("hash", "string", "zset" or "list"), its content (a hash's flat
+// field-value pairs, a string's value as the one element, a zset's members
+// or a list's elements, in order), read atomically, also under out of
+// memory. It writes nothing: scripts.ReadOnly keeps a replica WAIT off it.
+func KeyRead(ctx context.Context, c rueidis.Client, key, want string) (typ string, pttl int64, content []string, err error) {
+	vals, err := lockRead.Exec(ctx, c, []string{key}, []string{want}).ToArray()
 	if err != nil {
 		return "", 0, nil, err
 	}
 	if len(vals) != 3 {
-		return "", 0, nil, fmt.Errorf("redisync: unexpected reply of %d values reading %q", len(vals), name)
+		return "", 0, nil, fmt.Errorf("redisync: unexpected reply of %d values reading %q", len(vals), key)
 	}
 	if typ, err = vals[0].ToString(); err != nil {
 		return "", 0, nil, err
@@ -31,6 +32,23 @@ func LockRead(ctx context.Context, c rueidis.Client, name string) (typ string, p
 	if pttl, err = vals[1].AsInt64(); err != nil {
 		return "", 0, nil, err
 	}
-	fields, err = vals[2].AsStrMap()
-	return typ, pttl, fields, err
+	content, err = vals[2].AsStrSlice()
+	return typ, pttl, content, err
+}
+
+// LockRead is KeyRead of a hash: the type, PTTL and fields (a hash's, else
+// none) of the key name.
+func LockRead(ctx context.Context, c rueidis.Client, name string) (typ string, pttl int64, fields map[string]string, err error) {
+	typ, pttl, content, err := KeyRead(ctx, c, name, "hash")
+	if err != nil {
+		return "", 0, nil, err
+	}
+	if len(content)%2 != 0 {
+		return "", 0, nil, fmt.Errorf("redisync: unexpected reply of %d hash values reading %q", len(content), name)
+	}
+	fields = make(map[string]string, len(content)/2)
+	for i := 0; i < len(content); i += 2 {
+		fields[content[i]] = content[i+1]
+	}
+	return typ, pttl, fields, nil
 }
