@@ -14,6 +14,7 @@ import (
 
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/internal/keys"
+	"github.com/redisync/redisync/internal/scripts"
 )
 
 // inspection is what `inspect` finds under a name. It only reads: nothing in
@@ -182,26 +183,14 @@ func inspect(ctx context.Context, rc rueidis.Client, name string) (inspection, e
 // permit id). Records of owners that hold nothing are not shown.
 func (rd *reader) holderInfo(r *inspection, key string) {
 	// Read apart from rd: a user whose ACL does not cover the side key
-	// still sees the holders (the library's Holders does the same).
-	b := rd.rc.B()
-	res := rd.rc.DoMulti(rd.ctx, b.Multi().Build(), b.Type().Key(key).Build(), b.Pttl().Key(key).Build(),
-		b.Hgetall().Key(key).Build(), b.Exec().Build())
-	vals, err := res[4].ToArray()
-	for _, q := range res[1:4] { // a refused command says why; EXEC only that it aborted
-		if qerr := q.Error(); qerr != nil && err != nil {
-			err = qerr
-			break
-		}
-	}
-	if err == nil && len(vals) != 3 {
-		err = fmt.Errorf("unexpected reply of %d values", len(vals))
-	}
+	// still sees the holders (the library's Holders does the same). One
+	// no-writes script, which Redis runs under out of memory too (it
+	// refuses every command queued in a MULTI then).
+	typ, pttl, records, err := scripts.LockRead(rd.ctx, rd.rc, key)
 	if err != nil {
 		r.Note = fmt.Sprintf("holder records not shown: reading %s: %v", key, err)
 		return
 	}
-	typ, _ := vals[0].ToString()
-	pttl, _ := vals[1].AsInt64()
 	switch {
 	case typ == "none":
 		return
@@ -212,7 +201,6 @@ func (rd *reader) holderInfo(r *inspection, key string) {
 		r.Note = fmt.Sprintf("%s holds a %s the library never writes there: no holder records shown (the key is left alone)", key, typ)
 		return
 	}
-	records, _ := vals[2].AsStrMap()
 	for i := range r.Holders {
 		h := &r.Holders[i]
 		field := h.Owner
