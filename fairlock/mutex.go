@@ -231,7 +231,7 @@ func (m *Mutex) attemptQueued(ctx context.Context) (bool, time.Duration, error) 
 
 // leave takes this owner out of the queue after a failed or cancelled Lock.
 func (m *Mutex) leave(ctx context.Context) {
-	bctx, cancel := engine.Background(ctx)
+	bctx, cancel := engine.Undo(ctx)
 	defer cancel()
 	if m.redissonWait != "" {
 		_, _ = scripts.FairRedissonLeave(bctx, m.e.RC, &m.keys, m.owner, m.e.Publish, m.redissonWait)

@@ -300,7 +300,7 @@ func (rw *RWMutex) attemptWrite(waiting bool) func(context.Context) (bool, time.
 
 // leave withdraws a waiting writer's claim after a failed or cancelled Lock.
 func (rw *RWMutex) leave(ctx context.Context) {
-	bctx, cancel := engine.Background(ctx)
+	bctx, cancel := engine.Undo(ctx)
 	defer cancel()
 	_, _ = scripts.RWLeave(bctx, rw.e.RC, &rw.keys, rw.e.Publish)
 }

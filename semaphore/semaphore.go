@@ -211,7 +211,7 @@ func (s *Semaphore) check(ctx context.Context, n int) error {
 
 // leave takes a failed or cancelled Acquire out of the queue.
 func (s *Semaphore) leave(ctx context.Context, id string) {
-	bctx, cancel := engine.Background(ctx)
+	bctx, cancel := engine.Undo(ctx)
 	defer cancel()
 	_, _ = scripts.QueueLeave(bctx, s.e.RC, s.keys.Queue, s.keys.Heartbeats, s.keys.Channel, id, s.e.Publish)
 }

@@ -299,9 +299,8 @@ func (h *Hold) granted(res scripts.Acquired, sent time.Time) error {
 // owner's count is either before (nothing happened) or before+1, and the
 // release acts only in the second case.
 func (h *Hold) compensate(ctx context.Context, before int64) {
-	bctx, cancel := engine.Background(ctx)
+	bctx, cancel := engine.Undo(ctx)
 	defer cancel()
-	bctx = engine.WithoutWait(bctx) // see there: a WAIT may keep the undo from running
 	args := scripts.ReleaseArgs{Expected: before + 1}
 	if h.cur.Field != "" {
 		args = scripts.ReleaseArgs{Expected: scripts.ReleaseUndo, Latch: h.cur}
