@@ -170,10 +170,13 @@ func TestWaitReplicasCancelledWaiterLeavesBehindLaggingReplica(t *testing.T) {
 				redisync.WithMaxPoll(time.Minute))
 			defer c.Close()
 			release := tc.hold(t, c)
-			// The waiter makes two attempts (before and after its
-			// subscription is confirmed), each with a WAIT, and then waits:
-			// once the master has answered both WAITs, no attempt is in
-			// flight when the replica stops.
+			// The waiter makes two or three attempts (before and after its
+			// subscription is confirmed, and after a wake-up), each with a
+			// WAIT, and then waits: its next attempt is its heartbeat, 20 s
+			// on. Once the master has answered the WAITs and no more come
+			// for a second, no attempt is in flight when the replica stops
+			// (one would hold the call back until its reply, cut off after
+			// engine.CompensateTimeout).
 			waits := redistest.CommandCalls(t, raw, "wait")
 			ctx, cancel := context.WithCancel(bg)
 			defer cancel()
@@ -182,6 +185,11 @@ func TestWaitReplicasCancelledWaiterLeavesBehindLaggingReplica(t *testing.T) {
 			require.Eventually(t, func() bool {
 				return redistest.CommandCalls(t, raw, "wait") >= waits+2 && tc.queued(t, raw)
 			}, 10*time.Second, 10*time.Millisecond, "setup: the waiter queued")
+			for settled := time.Now(); time.Since(settled) < time.Second; time.Sleep(20 * time.Millisecond) {
+				if n := redistest.CommandCalls(t, raw, "wait"); n != waits {
+					waits, settled = n, time.Now()
+				}
+			}
 
 			redistest.Do(t, raw, "SCRIPT", "FLUSH")
 			replica.Pause()
