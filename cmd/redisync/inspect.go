@@ -13,6 +13,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/internal/engine"
 	"github.com/redisync/redisync/internal/keys"
 	"github.com/redisync/redisync/internal/scripts"
 )
@@ -135,7 +136,7 @@ func inspect(ctx context.Context, rc rueidis.Client, name string) (inspection, e
 		// semaphore's configuration has none and a count for capacity.
 		// Anything else is someone's data, never shown as a lock.
 		if why := notOurs(h, pttl); why != "" && rd.err == nil {
-			return r, fmt.Errorf("%s is a hash that is no redisync lock: %s", printable(name), why)
+			return r, fmt.Errorf("%s is no redisync lock: it is %s", printable(name), why)
 		}
 		switch {
 		case h["mode"] != "":
@@ -258,36 +259,13 @@ func age(ms int64) string {
 }
 
 // notOurs says why the hash h (with PTTL pttl) is none of our layouts, or
-// "" when it is one.
+// "" when it is one: a semaphore's configuration (no expiry, a capacity),
+// or a lock hash as the library recognises one (engine.LockShape).
 func notOurs(h map[string]string, pttl int64) string {
-	if pttl < 0 {
-		if c, ok := h["capacity"]; ok && (c == "0" || isCount(c)) && len(c) <= 16 {
-			return ""
-		}
-		return "it has no expiry (every lock has one) and no semaphore capacity"
+	if c, ok := h["capacity"]; ok && pttl < 0 && (c == "0" || engine.IsCount(c)) && len(c) <= 16 {
+		return ""
 	}
-	if m, ok := h["mode"]; ok && m != "read" && m != "write" {
-		return "its mode is neither read nor write"
-	}
-	for f, v := range h {
-		if f != "mode" && !strings.HasPrefix(f, reservedField) && !isCount(v) {
-			return "its fields are not hold counts"
-		}
-	}
-	return ""
-}
-
-// isCount reports whether v is a positive decimal integer.
-func isCount(v string) bool {
-	if v == "" || v[0] == '0' {
-		return false
-	}
-	for _, c := range v {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
+	return engine.LockShape(h, pttl)
 }
 
 func (rd *reader) rwlock(r *inspection, h map[string]string, writersKey, phaseKey string) {

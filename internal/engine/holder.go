@@ -120,7 +120,7 @@ func (e *Engine) ReadLock(ctx context.Context, name string, records bool) (LockS
 		return st, &errs.WrongKindError{Key: name, Found: "a " + typ}
 	}
 	st.Fields = fields
-	if found := lockShape(st.Fields, pttl); found != "" {
+	if found := LockShape(st.Fields, pttl); found != "" {
 		return st, &errs.WrongKindError{Key: name, Found: found}
 	}
 	st.Shape, st.TTL = ShapeLock, time.Duration(pttl)*time.Millisecond
@@ -134,9 +134,10 @@ func (e *Engine) ReadLock(ctx context.Context, name string, records bool) (LockS
 	return st, nil
 }
 
-// lockShape says what the hash fields with PTTL pttl is when it is no lock
-// hash (keyspace.lua's lock_shape and lock_fields), "" when it is one.
-func lockShape(fields map[string]string, pttl int64) string {
+// LockShape says what the hash fields with PTTL pttl is when it is no lock
+// hash (keyspace.lua's lock_shape and lock_fields), "" when it is one. The
+// command's inspect recognises lock hashes with it too.
+func LockShape(fields map[string]string, pttl int64) string {
 	if pttl < 0 {
 		if _, ok := fields["capacity"]; ok {
 			return "a semaphore's configuration"
@@ -147,15 +148,15 @@ func lockShape(fields map[string]string, pttl int64) string {
 		return "a hash whose mode is neither read nor write"
 	}
 	for f, v := range fields {
-		if f != "mode" && !strings.HasPrefix(f, "redisync:") && !isCount(v) {
+		if f != "mode" && !strings.HasPrefix(f, "redisync:") && !IsCount(v) {
 			return "a hash with fields no lock has"
 		}
 	}
 	return ""
 }
 
-// isCount reports whether v is a hold count: a positive decimal integer.
-func isCount(v string) bool {
+// IsCount reports whether v is a hold count: a positive decimal integer.
+func IsCount(v string) bool {
 	if v == "" || v[0] == '0' {
 		return false
 	}
