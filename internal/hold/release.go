@@ -140,7 +140,7 @@ func (h *Hold) await(ctx context.Context, j *job) error {
 		// the WAIT ended, after this task's bound, so the EVAL never went
 		// out). Once more without it; the release repeats the same request,
 		// so a send that did run is not applied twice.
-		rctx, rcancel := context.WithTimeout(engine.WithoutWait(context.WithoutCancel(ctx)), engine.CompensateTimeout)
+		rctx, rcancel := engine.Undo(ctx)
 		defer rcancel()
 		_ = h.drain(rctx)
 	})
