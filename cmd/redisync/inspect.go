@@ -262,8 +262,13 @@ func age(ms int64) string {
 // "" when it is one: a semaphore's configuration (no expiry, a capacity),
 // or a lock hash as the library recognises one (engine.LockShape).
 func notOurs(h map[string]string, pttl int64) string {
-	if c, ok := h["capacity"]; ok && pttl < 0 && (c == "0" || engine.IsCount(c)) && len(c) <= 16 {
-		return ""
+	if c, ok := h["capacity"]; ok && pttl < 0 {
+		if (c == "0" || engine.IsCount(c)) && len(c) <= 16 {
+			return ""
+		}
+		// LockShape would call it a semaphore's configuration: to a lock it
+		// is one, but inspect shows semaphores, and this is none.
+		return "a hash without expiry whose capacity is no permit count"
 	}
 	return engine.LockShape(h, pttl)
 }
