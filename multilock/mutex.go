@@ -375,9 +375,12 @@ func (m *Mutex) roundEach(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
-// release unlocks parts in reverse order, even after ctx ended.
+// release unlocks parts in reverse order, even after ctx ended: an undo of
+// the round (engine.Undo), without a WAIT — nobody reads a replica's
+// acknowledgement of it, and behind a lagging replica one held the round's
+// return back for the undo's whole bound.
 func (m *Mutex) release(ctx context.Context, parts []redisync.Locker) error {
-	bctx, cancel := engine.Background(ctx)
+	bctx, cancel := engine.Undo(ctx)
 	defer cancel()
 	var errs []error
 	for i := len(parts) - 1; i >= 0; i-- {
