@@ -122,14 +122,25 @@ func inspect(ctx context.Context, rc rueidis.Client, name string) (inspection, e
 	rd.nowMs = sec*1000 + usec/1000
 	derive := func(prefix string) string { k, _ := keys.Derived(prefix, name); return k }
 
-	switch typ := rd.str("TYPE", name); typ {
-	case "none":
+	// none is what a missing key shows: a fair lock's waiters, if any.
+	none := func() (inspection, error) {
 		if q := rd.queue(derive(keys.FairQueuePrefix), derive(keys.FairHeartbeatPrefix)); len(q) > 0 {
 			r.Kind, r.Queue = "fairlock", q
 		}
+		return r, rd.err
+	}
+	// A PTTL of -2 says the key went after TYPE (the lease ran out between
+	// the reads, which are apart): nothing is held, as if TYPE had said none
+	// (not a key "without expiry", someone else's data).
+	switch typ := rd.str("TYPE", name); typ {
+	case "none":
+		return none()
 	case "hash":
 		h := rd.hash(name)
 		pttl := rd.int("PTTL", name)
+		if pttl == -2 && rd.err == nil {
+			return none()
+		}
 		r.LeaseMs = max(0, pttl)
 		// The scripts' recognition (internal/scripts/keyspace.lua): a lock hash has
 		// an expiry and only hold counts besides our own fields; a
@@ -163,6 +174,9 @@ func inspect(ctx context.Context, rc rueidis.Client, name string) (inspection, e
 		// holder's owner id and round (internal/scripts/redlock_acquire.lua);
 		// one without expiry is no lock of any kind.
 		pttl := rd.int("PTTL", name)
+		if pttl == -2 && rd.err == nil {
+			return none()
+		}
 		if pttl < 0 && rd.err == nil {
 			return r, fmt.Errorf("%s is a Redis string without expiry, not a redisync lock", printable(name))
 		}
