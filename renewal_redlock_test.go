@@ -126,7 +126,7 @@ func TestRenewalRedlockBatchesPerNode(t *testing.T) {
 		require.NoError(t, mus[i].Lock(bg))
 	}
 	scriptCalls := func(i int) int64 {
-		return redistest.CommandCalls(t, direct[i], "evalsha") + redistest.CommandCalls(t, direct[i], "eval")
+		return redistest.ScriptCalls(t, direct[i])
 	}
 	before := make([]int64, len(direct))
 	for i := range direct {

@@ -22,7 +22,7 @@ func latchChannel(name string) string { return "redisson_countdownlatch__channel
 // scriptCalls counts the scripts the shared server ran.
 func scriptCalls(t *testing.T) int64 {
 	rc := srv.Client(t)
-	return redistest.CommandCalls(t, rc, "evalsha") + redistest.CommandCalls(t, rc, "eval")
+	return redistest.ScriptCalls(t, rc)
 }
 
 // goAwait starts a Go Await on name and returns once it has checked the

@@ -20,7 +20,7 @@ import (
 // scriptCalls counts the scripts the server ran (EVALSHA, and EVAL after a
 // NOSCRIPT).
 func scriptCalls(t *testing.T, e *locktest.Env) int64 {
-	return redistest.CommandCalls(t, e.RC, "evalsha") + redistest.CommandCalls(t, e.RC, "eval")
+	return redistest.ScriptCalls(t, e.RC)
 }
 
 // awaitInBackground starts n Awaits on l and returns a channel that

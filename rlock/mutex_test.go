@@ -205,7 +205,7 @@ func TestWatchdogRenewsManyHoldsInBatches(t *testing.T) {
 }
 
 func redistestCalls(t *testing.T, e *locktest.Env) int64 {
-	return redistest.CommandCalls(t, e.RC, "evalsha") + redistest.CommandCalls(t, e.RC, "eval")
+	return redistest.ScriptCalls(t, e.RC)
 }
 
 func TestDeletedKeySignalsLossBeforeTheLeaseEnds(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 func TestCountsBeyondWhatLuaRepresentsAreErrBadCountWithoutIO(t *testing.T) {
 	e := setup(t)
 	calls := func() int64 {
-		return redistest.CommandCalls(t, e.RC, "evalsha") + redistest.CommandCalls(t, e.RC, "eval")
+		return redistest.ScriptCalls(t, e.RC)
 	}
 	before := calls()
 	for _, capacity := range []int{MaxPermits + 1, 1e17, math.MaxInt64} {

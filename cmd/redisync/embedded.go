@@ -43,7 +43,7 @@ func connectEmbedded() (rueidis.Client, string, func(), error) {
 // library's scripts begin with a shebang line ("#!lua", "#!lua
 // flags=no-writes"; see internal/scripts), which miniredis's Lua does not
 // read. The hook turns that line into a comment before miniredis sees a
-// script (EVAL, SCRIPT LOAD), and sends an EVALSHA of the script as written
+// script (EVAL, EVAL_RO, SCRIPT LOAD), and sends an EVALSHA (EVALSHA_RO) of the script as written
 // to the digest miniredis cached. (Out of memory, what the flags are for,
 // does not happen there.)
 func commentShebangs(mr *miniredis.Miniredis) {
@@ -56,11 +56,11 @@ func commentShebangs(mr *miniredis.Miniredis) {
 	mr.Server().SetPreHook(func(_ *server.Peer, cmd string, args ...string) bool {
 		at := -1
 		switch {
-		case cmd == "EVAL" && len(args) > 0:
+		case (cmd == "EVAL" || cmd == "EVAL_RO") && len(args) > 0:
 			at = 0
 		case cmd == "SCRIPT" && len(args) > 1 && strings.EqualFold(args[0], "LOAD"):
 			at = 1
-		case cmd == "EVALSHA" && len(args) > 0:
+		case (cmd == "EVALSHA" || cmd == "EVALSHA_RO") && len(args) > 0:
 			mu.Lock()
 			if d, ok := digests[strings.ToLower(args[0])]; ok {
 				args[0] = d

@@ -9,7 +9,6 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/redisync/redisync/internal/errs"
-	"github.com/redisync/redisync/internal/scripts"
 )
 
 // replicated wraps the rueidis client of a Client whose policy is to wait
@@ -28,13 +27,14 @@ type replicated struct {
 	cluster bool // a batch spanning slots gets a WAIT per slot
 }
 
-// isScript reports whether cmd is a script that may write: EVALSHA or EVAL,
-// but not one of the scripts flagged no-writes (latch Count, the lock
-// inspections' read), which have nothing for a replica to acknowledge —
-// with a WAIT, a lagging replica turned them into ErrNotReplicated.
+// isScript reports whether cmd is a script that may write: EVALSHA or EVAL.
+// The scripts flagged no-writes (latch Count, the inspections' read) go as
+// EVALSHA_RO or EVAL_RO (internal/scripts), so they get no WAIT: they have
+// nothing for a replica to acknowledge, and with a WAIT a lagging replica
+// turned them into ErrNotReplicated.
 func isScript(cmd rueidis.Completed) bool {
 	c := cmd.Commands()
-	return len(c) > 0 && (strings.EqualFold(c[0], "EVALSHA") || strings.EqualFold(c[0], "EVAL")) && !scripts.ReadOnly(c)
+	return len(c) > 0 && (strings.EqualFold(c[0], "EVALSHA") || strings.EqualFold(c[0], "EVAL"))
 }
 
 // wait is the WAIT sent with a batch under ctx, and its timeout: the

@@ -303,6 +303,19 @@ func CommandCalls(t testing.TB, c rueidis.Client, command string) int64 {
 	return CommandStats(info)[strings.ToLower(command)]
 }
 
+// ScriptCalls returns the number of scripts the server ran: EVALSHA, EVAL
+// (after a NOSCRIPT) and their read-only forms EVALSHA_RO and EVAL_RO, which
+// the library's no-writes scripts go as (inspections, latch Count).
+func ScriptCalls(t testing.TB, c rueidis.Client) int64 {
+	t.Helper()
+	info, err := Do(t, c, "INFO", "commandstats").ToString()
+	if err != nil {
+		t.Fatalf("redistest: INFO commandstats: %v", err)
+	}
+	stats := CommandStats(info)
+	return stats["evalsha"] + stats["eval"] + stats["evalsha_ro"] + stats["eval_ro"]
+}
+
 // CommandStats parses the text of INFO commandstats into calls by command
 // (lower case, subcommands as "config|set").
 func CommandStats(info string) map[string]int64 {

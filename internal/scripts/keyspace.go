@@ -24,29 +24,15 @@ type script struct{ lua *rueidis.Lua }
 func newScript(src string) *script {
 	full := withLib(src)
 	if strings.HasPrefix(full, shebangRead+"\n") {
-		readOnly[sha1Hex(full)] = true
+		// EVALSHA_RO/EVAL_RO: Redis declares the keys of EVAL and EVALSHA
+		// read-write whatever the script's flags, so a user whose ACL
+		// gives only read access to the keys (%R~) was refused an
+		// inspection with NOPERM; the _RO commands' keys are read-only.
+		// A replicated Client sends no WAIT after them (they are not
+		// EVAL/EVALSHA): a read has nothing for a replica to acknowledge.
+		return &script{lua: rueidis.NewLuaScriptReadOnly(full)}
 	}
 	return &script{lua: rueidis.NewLuaScript(full)}
-}
-
-// readOnly holds the EVALSHA digests of the scripts flagged no-writes
-// (filled at init by newScript, read-only after).
-var readOnly = map[string]bool{}
-
-// ReadOnly reports whether cmd runs one of this package's scripts flagged
-// no-writes (EVALSHA of its digest, or EVAL of its text): a command that
-// writes nothing, so a replica WAIT after it has nothing to confirm.
-func ReadOnly(cmd []string) bool {
-	if len(cmd) < 2 {
-		return false
-	}
-	switch {
-	case strings.EqualFold(cmd[0], "EVALSHA"):
-		return readOnly[strings.ToLower(cmd[1])]
-	case strings.EqualFold(cmd[0], "EVAL"):
-		return strings.HasPrefix(cmd[1], shebangRead+"\n")
-	}
-	return false
 }
 
 // Exec runs the script; see reply.

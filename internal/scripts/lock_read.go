@@ -17,7 +17,8 @@ var lockRead = newScript(lockReadSrc)
 // is want ("hash", "string", "zset" or "list"), its content (a hash's flat
 // field-value pairs, a string's value as the one element, a zset's members
 // or a list's elements, in order), read atomically, also under out of
-// memory. It writes nothing: scripts.ReadOnly keeps a replica WAIT off it.
+// memory. It writes nothing, and goes as EVALSHA_RO (a read-only ACL may run
+// it; no replica WAIT follows it).
 func KeyRead(ctx context.Context, c rueidis.Client, key, want string) (typ string, pttl int64, content []string, err error) {
 	vals, err := lockRead.Exec(ctx, c, []string{key}, []string{want}).ToArray()
 	if err != nil {
