@@ -31,12 +31,12 @@ func TestSentinelFailsOver(t *testing.T) {
 	if err := rc.Do(ctx, rc.B().Set().Key("k").Value("1").Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
-	if e := sn.Epoch(); e != 0 {
-		t.Fatalf("epoch before any failover: %d", e)
+	if n := sn.Failovers(); n != 0 {
+		t.Fatalf("failovers before any: %d", n)
 	}
 	sn.Failover()
-	if e := sn.Epoch(); e != 1 {
-		t.Fatalf("epoch after one failover: %d", e)
+	if n := sn.Failovers(); n != 1 {
+		t.Fatalf("failovers after one: %d", n)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
