@@ -35,6 +35,9 @@ func TestSentinelFailsOver(t *testing.T) {
 		t.Fatalf("failovers before any: %d", n)
 	}
 	sn.Failover()
+	// The leader names the promoted replica before it logs +switch-master
+	// (at the failover's end): the count reaches 1 a moment after Failover.
+	waitFor(t, 10*time.Second, "a Sentinel logs the failover", func() bool { return sn.Failovers() >= 1 })
 	if n := sn.Failovers(); n != 1 {
 		t.Fatalf("failovers after one: %d", n)
 	}

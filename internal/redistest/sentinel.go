@@ -117,7 +117,9 @@ func (sn *Sentinel) Failover() {
 // master change it learns of). A test that makes one failover checks it is
 // still 1, so that a second, spurious one (see DownAfter) is named as such
 // instead of showing up as a wrong result. (Not the configuration epoch: a
-// failover whose first leader election split is made with epoch 2.)
+// failover whose first leader election split is made with epoch 2.) The
+// leader names the promoted replica a moment before it logs the switch, so
+// just after Failover this may still be 0.
 func (sn *Sentinel) Failovers() int {
 	most := 0
 	for _, s := range sn.Sentinels {
