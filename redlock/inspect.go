@@ -30,8 +30,8 @@ type nodeView struct {
 	err   error
 }
 
-// views reads every node.
-func (m *Mutex) views(ctx context.Context) ([]nodeView, error) {
+// views reads every node; with records, also the holders' records.
+func (m *Mutex) views(ctx context.Context, records bool) ([]nodeView, error) {
 	if ctx == nil {
 		panic("redlock: nil Context")
 	}
@@ -46,7 +46,7 @@ func (m *Mutex) views(ctx context.Context) ([]nodeView, error) {
 			defer wg.Done()
 			nctx, cancel := context.WithTimeout(ctx, m.nodeTimeout)
 			defer cancel()
-			out[i] = n.view(nctx)
+			out[i] = n.view(nctx, records)
 		}()
 	}
 	wg.Wait()
@@ -62,7 +62,7 @@ func (m *Mutex) views(ctx context.Context) ([]nodeView, error) {
 	return out, nil
 }
 
-func (n *node) view(ctx context.Context) nodeView {
+func (n *node) view(ctx context.Context, records bool) nodeView {
 	rc := n.e.RC
 	// The key's type, value and expiry in one no-writes script, which Redis
 	// runs under out of memory too (it refuses every command queued in a
@@ -86,9 +86,13 @@ func (n *node) view(ctx context.Context) nodeView {
 		return nodeView{err: &errs.WrongKindError{Key: n.keys.Lock, Found: "a string without expiry"}}
 	}
 	v := nodeView{value: value[0], ttl: time.Duration(pttl) * time.Millisecond}
-	// Not a hash (HGETALL's WRONGTYPE), absent or denied: no records.
-	if records, err := rc.Do(ctx, rc.B().Hgetall().Key(n.e.HolderInfoKey(n.keys.Lock)).Build()).AsStrMap(); err == nil {
-		v.info = records[v.value]
+	if !records {
+		return v
+	}
+	// The holder's record alone (HGET of the value's field, not the whole
+	// hash). Not a hash (WRONGTYPE), absent or denied: no record.
+	if info, err := rc.Do(ctx, rc.B().Hget().Key(n.e.HolderInfoKey(n.keys.Lock)).Field(v.value).Build()).ToString(); err == nil {
+		v.info = info
 	}
 	return v
 }
@@ -100,7 +104,13 @@ func (n *node) view(ctx context.Context) nodeView {
 // owner id and the round that won, "<owner>:<round>"). A node that does
 // not answer, or holds something else, counts for nobody.
 func (m *Mutex) Holders(ctx context.Context) ([]redisync.Holder, error) {
-	views, err := m.views(ctx)
+	return m.holders(ctx, true)
+}
+
+// holders is Holders, with or without the holders' records (IsLocked,
+// HoldCount and TTL do not show them, so they do not read them).
+func (m *Mutex) holders(ctx context.Context, records bool) ([]redisync.Holder, error) {
+	views, err := m.views(ctx, records)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +143,7 @@ func (m *Mutex) Holders(ctx context.Context) ([]redisync.Holder, error) {
 // IsLocked reports whether some value holds the lock on a majority of the
 // nodes.
 func (m *Mutex) IsLocked(ctx context.Context) (bool, error) {
-	hs, err := m.Holders(ctx)
+	hs, err := m.holders(ctx, false)
 	return len(hs) > 0, err
 }
 
@@ -141,7 +151,7 @@ func (m *Mutex) IsLocked(ctx context.Context) (bool, error) {
 // on a majority of the nodes, else 0 (a Redlock's nodes keep no count:
 // re-entry, WithReentrant, is counted by the handle).
 func (m *Mutex) HoldCount(ctx context.Context) (int, error) {
-	hs, err := m.Holders(ctx)
+	hs, err := m.holders(ctx, false)
 	for _, h := range hs {
 		if strings.HasPrefix(h.Owner, m.owner+":") {
 			return 1, err
@@ -153,7 +163,7 @@ func (m *Mutex) HoldCount(ctx context.Context) (int, error) {
 // TTL returns the validity of the current hold (the shortest lease among
 // the majority that carries it), 0 when the lock is not held.
 func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) {
-	hs, err := m.Holders(ctx)
+	hs, err := m.holders(ctx, false)
 	var ttl time.Duration
 	for _, h := range hs {
 		ttl = max(ttl, h.TTL)

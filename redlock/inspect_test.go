@@ -3,6 +3,7 @@ package redlock
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -55,4 +56,41 @@ func TestInspectionIsAQuorumView(t *testing.T) {
 		require.NoError(t, err)
 		assert.Zero(t, n, "node %d", i)
 	}
+}
+
+// IsLocked, HoldCount and TTL show no holder records, so they read none:
+// one script per node, no HGET or HGETALL of the holder-info hash. Holders
+// reads the holder's own record (HGET of its field), not the whole hash.
+func TestOnlyHoldersReadsTheHolderRecord(t *testing.T) {
+	ms := startMasters(t, 3, redisync.WithLabel("records"))
+	// A fixed lease: no renewal runs a script (whose calls commandstats
+	// would count) while the test counts.
+	m := New(ms.clients, "inspect:records", WithLease(time.Minute))
+	require.NoError(t, m.Lock(bg()))
+	defer func() { require.NoError(t, m.Unlock(bg())) }()
+	reads := func() (hget, hgetall int64) {
+		for _, rc := range ms.raw {
+			hget += redistest.CommandCalls(t, rc, "hget")
+			hgetall += redistest.CommandCalls(t, rc, "hgetall")
+		}
+		return hget, hgetall
+	}
+	hget0, hgetall0 := reads()
+	_, err := m.IsLocked(bg())
+	require.NoError(t, err)
+	_, err = m.HoldCount(bg())
+	require.NoError(t, err)
+	_, err = m.TTL(bg())
+	require.NoError(t, err)
+	hget1, hgetall1 := reads()
+	assert.Equal(t, hget0, hget1, "IsLocked, HoldCount and TTL read a record")
+	assert.Equal(t, hgetall0, hgetall1, "IsLocked, HoldCount and TTL read the records")
+	hs, err := m.Holders(bg())
+	require.NoError(t, err)
+	require.Len(t, hs, 1)
+	require.NotNil(t, hs[0].Info)
+	assert.Equal(t, "records", hs[0].Info.Label)
+	hget2, hgetall2 := reads()
+	assert.Equal(t, hget1+3, hget2, "Holders reads the holder's record on each node")
+	assert.Equal(t, hgetall1, hgetall2, "Holders reads the whole holder-info hash")
 }
