@@ -60,7 +60,7 @@ func TestWaitReplicasOnAClusterLeavesNothingHeldThatWasNotGranted(t *testing.T) 
 			// script is not cached on the node yet (a fresh name's first
 			// release): sent with a WAIT, its NOSCRIPT came back only when
 			// the undo's bound had run out, and the grant stayed held for
-			// its whole lease (seen failing before engine.WithoutWait).
+			// its whole lease (seen failing before undos went without a WAIT, engine.Undo).
 			name := fmt.Sprintf("chost:cancel:%v", wait)
 			c := redisync.New(cl.Client(t), redisync.WithReplication(redisync.WaitReplicas(1, wait)))
 			defer c.Close()

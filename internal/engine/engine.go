@@ -165,19 +165,21 @@ func Background(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 // Undo returns a context for undoing, after ctx ended, what the caller will
-// not be told about — the rollback of an acquisition, a waiter leaving a
-// queue or withdrawing its claim: Background's bound, and no WAIT
-// (WithoutWait). Nobody reads a replica's acknowledgement of an undo, and a
-// WAIT behind a lagging replica holds back the undo's own reply: the caller
-// waited for it (a cancelled Lock returned 1.5 s late behind a stopped
-// replica, its place in the queue kept for the first second), and a
-// NOSCRIPT came back only when the WAIT ended, leaving the EVAL that runs
-// the undo what was left of the bound. Background itself keeps its WAIT:
-// Redlock's acquire goes with it, and a grant no replica acknowledged must
-// not count towards its quorum.
+// not be told about — the rollback of an acquisition or of a multilock's
+// round, a waiter leaving a queue or withdrawing its claim, a release sent
+// again after its caller has gone: Background's bound, and no WAIT after
+// its scripts (a replicated Client leaves it off). Nobody reads a replica's
+// acknowledgement of an undo, and a WAIT behind a lagging replica holds
+// back the undo's own reply: the caller waited for it (a cancelled Lock
+// returned 1.5 s late behind a stopped replica, its place in the queue kept
+// for the first second), and a NOSCRIPT came back only when the WAIT ended,
+// leaving the EVAL that runs the undo only what was left of the bound (a
+// release never ran, and the lock stayed held for its lease). Background
+// itself keeps its WAIT: Redlock's acquire goes with it, and a grant no
+// replica acknowledged must not count towards its quorum.
 func Undo(ctx context.Context) (context.Context, context.CancelFunc) {
 	bctx, cancel := Background(ctx)
-	return WithoutWait(bctx), cancel
+	return markNoWait(bctx), cancel
 }
 
 // HoldCount reads an owner's hold count: the integer in field of the hash

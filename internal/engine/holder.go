@@ -82,15 +82,6 @@ type LockState struct {
 	Records map[string]string // the holder-info hash (ReadLock with records)
 }
 
-// ReadLock reads the lock hash name in one round trip (its type, TTL and
-// fields in one read-only script, which Redis runs under out of memory too,
-// where it refuses every command queued in a MULTI; with records, the
-// holder-info hash in a second one, so a user whose ACL does not cover the
-// side key still reads the lock) and says what it is. Anything that is no
-// lock hash — another type, a hash without expiry (a user's, a semaphore's
-// configuration), a mode that is neither read nor write, a field that holds
-// no count — is a *errs.WrongKindError naming name and what is there, never
-// a Redis WRONGTYPE error and never holders.
 // ReadLockAs is ReadLock for an rlock or fairlock handle: anything under
 // name that is not a plain lock hash (nor free) is an error, and every error
 // names primitive and name.
@@ -105,8 +96,18 @@ func (e *Engine) ReadLockAs(ctx context.Context, primitive, name string, records
 	return st, nil
 }
 
+// ReadLock reads the lock hash name and says what it is: its type, TTL and
+// fields in one read-only script (lock_read.lua, sent as EVALSHA_RO: Redis
+// runs it under out of memory, where it refuses every command queued in a
+// MULTI, and for a user with read-only key access; a replicated Client
+// sends no WAIT after it); with records, the holder-info hash in a second
+// round trip, so a user whose ACL does not cover the side key still reads
+// the lock. Anything that is no lock hash — another type, a hash without
+// expiry (a user's, a semaphore's configuration), a mode that is neither
+// read nor write, a field that holds no count — is a *errs.WrongKindError
+// naming name and what is there, never a Redis WRONGTYPE error and never
+// holders.
 func (e *Engine) ReadLock(ctx context.Context, name string, records bool) (LockState, error) {
-	ctx = WithoutWait(ctx) // it writes nothing: no replica to wait for
 	typ, pttl, fields, err := scripts.LockRead(ctx, e.RC, name)
 	if err != nil {
 		return LockState{}, err

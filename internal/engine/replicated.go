@@ -68,19 +68,11 @@ func (r *replicated) acked(res rueidis.RedisResult, t time.Duration) error {
 	return nil
 }
 
-// noWaitKey marks a context whose scripts go without a WAIT (WithoutWait).
+// noWaitKey marks a context whose scripts go without a WAIT (Undo says
+// which and why).
 type noWaitKey struct{}
 
-// WithoutWait returns ctx marked so that the scripts sent with it carry no
-// WAIT: for undoing what the caller will not be told about — the rollback
-// of an acquisition, a waiter leaving a queue. Such an undo ignores
-// ErrNotReplicated anyway, and behind a WAIT its script may never run: a
-// WAIT on a lagging replica holds back the script's own reply, so a
-// NOSCRIPT (the script not yet cached on that node) comes back only when
-// the WAIT ends, and the undo's bound (CompensateTimeout) may run out
-// first — before the EVAL that would have run it, leaving the grant held
-// until its lease ran out.
-func WithoutWait(ctx context.Context) context.Context {
+func markNoWait(ctx context.Context) context.Context {
 	return context.WithValue(ctx, noWaitKey{}, true)
 }
 

@@ -142,7 +142,8 @@ func RunLatch(ctx context.Context, cfg LatchConfig) (*LatchReport, error) {
 // nemesis kills connections that carry a subscription, and with RESP3
 // rueidis subscribes on the connection its commands share, so a setup write
 // can meet a broken pipe (seen once in CI: "setting the count: write: broken
-// pipe"). That is the fault, not a finding: the setup is tried again, and a
+// pipe"). That is the fault, not a finding: the setup is tried again after
+// a transient error (as latchCount's reads are), and a
 // retry that finds the count already set (the first try ran before the
 // connection went) reads it to make sure it is the round's.
 func setCount(ctx context.Context, l *latch.Latch, k int64) error {
@@ -150,6 +151,9 @@ func setCount(ctx context.Context, l *latch.Latch, k int64) error {
 	for try := 0; try < 3 && ctx.Err() == nil; try++ {
 		var ok bool
 		if ok, err = l.TrySetCount(ctx, k); err != nil {
+			if !engine.Transient(err) {
+				break
+			}
 			continue
 		}
 		if ok {
