@@ -76,22 +76,28 @@ func (c *connFlags) options() (rueidis.ClientOption, string, error) {
 	if !strings.Contains(raw, "://") {
 		raw = "redis://" + raw // host:port
 	}
-	// The URL's password is secret even when the URL cannot be parsed.
-	if _, rest, ok := strings.Cut(raw, "://"); ok {
-		if i := strings.LastIndex(rest, "@"); i >= 0 {
-			_, pw, _ := strings.Cut(rest[:i], ":")
-			addSecret(pw)
+	// The user info is taken out first, by construction: where and every
+	// message below are built from the URL without it, so no rewriting or
+	// parser error can carry a piece of the password.
+	info, hasInfo := userInfo(raw)
+	if hasInfo {
+		_, pw, _ := strings.Cut(info, ":")
+		addSecret(pw)
+		if dec, err := url.PathUnescape(pw); err == nil {
+			addSecret(dec)
 		}
 	}
-	where := redactString(raw)
+	where := redactURL(raw)
+	const want = "want redis://[user:password@]host:port[/db], rediss:// for TLS, or host:port"
+	if hasInfo && !userInfoIsAuthority(raw) {
+		// Go's parser ends the user info at a '/', '?' or '#' before the
+		// last '@': it would read the rest of the password as the host,
+		// the database or a query.
+		return rueidis.ClientOption{}, where, fmt.Errorf("bad Redis URL %s from %s: a '/', '?' or '#' before the last '@' (percent-encode them in a user name or password: %%2F %%3F %%23; an '@' in a query: %%40; %s)", where, from, want)
+	}
 	opt, err := rueidis.ParseURL(raw)
 	if err != nil {
-		// url.Parse quotes the whole URL in its error; keep only the reason.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return opt, where, fmt.Errorf("bad Redis URL %s from %s: %v (want redis://[user:password@]host:port[/db], rediss:// for TLS, or host:port)", where, from, err)
+		return rueidis.ClientOption{}, where, fmt.Errorf("bad Redis URL %s from %s: %s (%s)", where, from, parseFault(where), want)
 	}
 	if u := first(c.user, os.Getenv(envUser)); u != "" {
 		opt.Username = u
@@ -211,4 +217,21 @@ func first(vals ...string) string {
 		}
 	}
 	return ""
+}
+
+// parseFault says why a URL failed to parse, from its redacted form where:
+// the parser's own error quotes the text it choked on, and the user info
+// must not be part of that text. When where parses, the fault is in the
+// user info.
+func parseFault(where string) string {
+	_, err := rueidis.ParseURL(where)
+	if err == nil {
+		return "the user info is malformed (percent-encode % [ ] and spaces in a user name or password: %25 %5B %5D %20)"
+	}
+	// url.Parse quotes the whole URL in its error; keep only the reason.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return err.Error()
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"regexp"
+	"strings"
 	"sync"
 )
 
@@ -51,15 +52,52 @@ func addSecret(s string) {
 	secrets.vals = append(secrets.vals, []byte(s))
 }
 
-// redact applies the rule to b.
+// redact applies the rule to b: the registered secrets go first, so that
+// no other rewriting can split one and leave a piece of it behind (a
+// password with an '@' would keep its tail after the user info pattern's
+// match).
 func redact(b []byte) []byte {
-	b = userinfo.ReplaceAll(b, []byte("${1}"+redacted+"@"))
 	secrets.Lock()
-	defer secrets.Unlock()
 	for _, s := range secrets.vals {
 		b = bytes.ReplaceAll(b, s, []byte(redacted))
 	}
-	return b
+	secrets.Unlock()
+	return userinfo.ReplaceAll(b, []byte("${1}"+redacted+"@"))
+}
+
+// userInfo returns the user info of the URL raw ("scheme://user:password@
+// host..."): whatever stands between "://" and the last '@'. That is
+// wider than what Go's parser takes when a password has a '/', '?' or '#'
+// (see userInfoIsAuthority), and so never narrower than the secret.
+func userInfo(raw string) (string, bool) {
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return "", false
+	}
+	i := strings.LastIndex(rest, "@")
+	if i < 0 {
+		return "", false
+	}
+	return rest[:i], true
+}
+
+// userInfoIsAuthority reports whether Go's URL parser reads raw's user info
+// (userInfo) as user info: it ends the authority at the first '/', '?' or
+// '#', and takes the user info from the authority alone.
+func userInfoIsAuthority(raw string) bool {
+	info, _ := userInfo(raw)
+	return !strings.ContainsAny(info, "/?#")
+}
+
+// redactURL returns raw with its user info (userInfo) replaced by ***,
+// built from the pieces around it rather than by rewriting the text.
+func redactURL(raw string) string {
+	info, ok := userInfo(raw)
+	if !ok {
+		return raw
+	}
+	scheme, rest, _ := strings.Cut(raw, "://")
+	return scheme + "://" + redacted + "@" + rest[len(info)+1:]
 }
 
 // redactString is redact for strings.
