@@ -62,8 +62,8 @@ type holderInfo struct {
 
 type waiter struct {
 	Owner       string `json:"owner"`
-	WaitingMs   int64  `json:"waiting_ms,omitempty"`
-	HeartbeatMs int64  `json:"heartbeat_ms"` // until its place lapses without a heartbeat
+	WaitingMs   *int64 `json:"waiting_ms,omitempty"` // absent where the layout does not record when the wait began (rwlock writers)
+	HeartbeatMs int64  `json:"heartbeat_ms"`         // until its place lapses without a heartbeat
 }
 
 func inspectCmd(args []string, stdout, stderr io.Writer) int {
@@ -315,6 +315,8 @@ func (rd *reader) rwlock(r *inspection, h map[string]string, writersKey, phaseKe
 		}
 		r.Holders = append(r.Holders, holder{Owner: f, Side: "read", Count: n, LeaseMs: longest})
 	}
+	// A writer's claim holds its heartbeat deadline only: how long it has
+	// waited is not recorded, so it is shown as unknown.
 	for _, z := range rd.zscores(writersKey) {
 		r.Queue = append(r.Queue, waiter{Owner: strings.TrimSuffix(z.Member, ":write"), HeartbeatMs: max(0, int64(z.Score)-rd.nowMs)})
 	}
@@ -377,7 +379,7 @@ func (rd *reader) queue(queueKey, heartbeatKey string) []waiter {
 	for _, z := range rd.zscores(queueKey) {
 		out = append(out, waiter{
 			Owner:       z.Member,
-			WaitingMs:   max(0, rd.nowMs-int64(z.Score)/1000),
+			WaitingMs:   ptr(max(0, rd.nowMs-int64(z.Score)/1000)),
 			HeartbeatMs: max(0, beats[z.Member]-rd.nowMs),
 		})
 	}
@@ -434,12 +436,22 @@ func printReport(w io.Writer, r inspection) {
 	if len(r.Queue) > 0 {
 		fmt.Fprintln(tw, "\n#\twaiter\twaiting\theartbeat lapses in")
 		for i, q := range r.Queue {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", i+1, printable(q.Owner), ms(q.WaitingMs), ms(q.HeartbeatMs))
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", i+1, printable(q.Owner), msOrUnknown(q.WaitingMs), ms(q.HeartbeatMs))
 		}
 	}
 }
 
 func ms(n int64) string { return (time.Duration(n) * time.Millisecond).String() }
+
+// msOrUnknown is ms for a value that may not be known ("-").
+func msOrUnknown(n *int64) string {
+	if n == nil {
+		return "-"
+	}
+	return ms(*n)
+}
+
+func ptr[T any](v T) *T { return &v }
 
 func or(s, def string) string {
 	if s == "" {
