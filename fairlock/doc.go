@@ -94,7 +94,8 @@
 // ({N}: Redisson's rule, N itself when N contains '{'.) The scripts
 // (fair_redisson_*.lua) keep Redisson's deadline arithmetic, with the server's
 // TIME for "now"; the guarantees are then Redisson's, not the ones above: no
-// heartbeats (a dead waiter delays the queue by up to wait), and Java clients
+// heartbeats (a dead waiter delays the queue by up to wait plus the lease
+// the lock had left when it joined), and Java clients
 // prune the queue by their own clocks. docs/redisson.md says exactly what a
 // mixed queue guarantees.
 package fairlock

@@ -76,8 +76,10 @@ const DefaultRedissonWait = 5 * time.Minute
 // "redisson_lock__channel:{N}:<owner>"), so Java and Go waiters on one name
 // are granted in one arrival order. wait is the queue's thread wait time,
 // which must equal the Java clients' (Redisson's default:
-// DefaultRedissonWait; 0 means that): a waiter that dies delays the queue
-// by up to it, as in Redisson, since Redisson's queue has no heartbeat. What
+// DefaultRedissonWait; 0 means that). A waiter that dies delays the queue,
+// as in Redisson (its queue has no heartbeat), by up to wait plus the lease
+// the lock had left when the waiter joined, since its deadline is set then
+// (with Redisson's default and the watchdog's lease, 5 min 30 s). What
 // a mixed queue guarantees: docs/redisson.md. Handles with and without this
 // option on one name exclude each other but keep separate queues.
 // Default: off (redisync's own queue, with heartbeats and server time).

@@ -55,8 +55,8 @@
 //	                              token of the current hold; PTTL = the lease
 //	redisson_lock__channel:{N}    wake-up channel (Redisson's; "x" and "{x}" share it, as
 //	                              in Redisson: a spurious wake-up at most)
-//	redisync_lock_token:{H}:N     the last token, kept 1 s after a release only
-//	                              when the server clock has not yet passed it
+//	redisync_lock_token:{H}:N     the last token, kept 10 s after a release (after the
+//	                              token's own time, when the server clock is behind it)
 //
 // Every script first checks what N holds (internal/scripts/keyspace.lua): a hash
 // with an expiry and no "mode" field is a lock; a read-write lock's hash

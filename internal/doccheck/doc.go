@@ -1,5 +1,9 @@
 // Package doccheck holds tests that keep the prose honest: every test a
 // document names as evidence (README.md's guarantee matrix, docs/*.md)
 // exists in the tree, so a renamed or deleted test cannot leave a cell
-// pointing at nothing.
+// pointing at nothing; every number a document states for the code (a
+// token's keep time, a queue's delay bound, a default) is read from the
+// code's constants and scripts and must match, and the code a stated rule
+// follows from is still there; and a lock is called reentrant only as
+// something asked for.
 package doccheck
