@@ -96,3 +96,15 @@ func keepSecrets() func() {
 		secrets.vals = secrets.vals[:n]
 	}
 }
+
+// A registered secret is removed before the user-info pattern rewrites a
+// URL, so the pattern, which ends the user info at the first '@', cannot
+// split a password with an '@' and leave its tail in the text.
+func TestRedactRemovesSecretsBeforeRewritingURLs(t *testing.T) {
+	defer keepSecrets()()
+	addSecret("p@ssw0rdXYZ")
+	in := "cannot reach Redis at redis://user:p@ssw0rdXYZ@host:1: refused"
+	if got, want := redactString(in), "cannot reach Redis at redis://***@host:1: refused"; got != want {
+		t.Fatalf("redact(%q) = %q, want %q", in, got, want)
+	}
+}
