@@ -40,3 +40,13 @@ var (
 // WrongKindError names the key that holds something else, and what; it
 // matches ErrWrongKind.
 type WrongKindError = errs.WrongKindError
+
+// ErrInvalidOwner is returned by every method of a lock handle whose owner
+// id (WithOwner) cannot be used: it is empty, or it could be taken for a
+// field or key the lock keeps beside its owners' (see InvalidOwnerError and
+// each lock package's WithOwner). Nothing is sent to Redis.
+var ErrInvalidOwner = errs.ErrInvalidOwner
+
+// InvalidOwnerError names the option, the owner id and why it is refused;
+// it matches ErrInvalidOwner.
+type InvalidOwnerError = errs.InvalidOwnerError

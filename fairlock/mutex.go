@@ -24,7 +24,7 @@ const MaxNameLength = lockopt.MaxNameLength
 type Mutex struct {
 	e             *engine.Engine
 	name          string
-	nameErr       error
+	nameErr       error // the name or the owner id cannot be used: every method returns it
 	keys          scripts.FairKeys
 	owner         string
 	channel       string // this owner's wake-up channel
@@ -52,6 +52,9 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 		opt(&o)
 	}
 	o.Validate("fairlock")
+	if nameErr == nil {
+		nameErr = o.CheckOwner("fairlock")
+	}
 	owner, lease, fixed := o.Resolve(e)
 	derive := func(prefix string) string { k, _ := keys.Derived(prefix, name); return k }
 	info, holder := e.HolderInfo(name)

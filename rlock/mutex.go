@@ -24,7 +24,7 @@ const MaxNameLength = lockopt.MaxNameLength
 type Mutex struct {
 	e            *engine.Engine
 	name         string
-	nameErr      error // the name cannot be used on this deployment
+	nameErr      error // the name or the owner id cannot be used: every method returns it
 	keys         scripts.LockKeys
 	owner        string
 	leaseMs      string
@@ -48,6 +48,9 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 		opt(&o)
 	}
 	o.Validate("rlock")
+	if nameErr == nil {
+		nameErr = o.CheckOwner("rlock")
+	}
 	owner, lease, fixed := o.Resolve(e)
 	channel, _ := keys.Derived(keys.LockChannelPrefix, name)
 	token, _ := keys.Derived(keys.LockTokenPrefix, name)

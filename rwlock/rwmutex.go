@@ -32,7 +32,7 @@ var ErrUpgrade = errors.New("rwlock: read-to-write upgrade would wait for itself
 type RWMutex struct {
 	e             *engine.Engine
 	name          string
-	nameErr       error
+	nameErr       error // the name or the owner id cannot be used: every method returns it
 	keys          scripts.RWKeys
 	leaseMs       string
 	nonReentrant  bool
@@ -58,6 +58,9 @@ func New(c *redisync.Client, name string, opts ...Option) *RWMutex {
 		opt(&o)
 	}
 	o.Validate("rwlock")
+	if nameErr == nil {
+		nameErr = o.CheckOwner("rwlock")
+	}
 	owner, lease, fixed := o.Resolve(e)
 	derive := func(prefix string) string { k, _ := keys.Derived(prefix, name); return k }
 	base := keys.Tagged(name)
