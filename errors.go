@@ -16,8 +16,9 @@ var (
 	ErrClosed = errs.ErrClosed
 	// ErrInvalidName is returned by every method of a handle whose name
 	// cannot be used: empty, longer than MaxNameLength, a name that could
-	// alias a key derived for another name (one starting with "redisync_" or
-	// containing ":rwlock_timeout:"), or on a Redis Cluster a name without a
+	// alias a key derived for another name (one starting with "redisync_",
+	// "redisson_lock_queue:" or "redisson_lock_timeout:", or containing
+	// ":rwlock_timeout:"), or on a Redis Cluster a name without a
 	// hash tag that contains '}' (its derived keys could not share its hash
 	// slot). Nothing is sent to Redis.
 	ErrInvalidName = errs.ErrInvalidName

@@ -42,7 +42,8 @@ type Mutex struct {
 // The lock is the Redis hash named exactly name, plus a queue; see the
 // package doc for the layout. A name that cannot be used (empty, longer
 // than MaxNameLength, or unusable on a Cluster) makes every method return
-// ErrInvalidName without I/O. New panics if c is nil or an option is out of
+// ErrInvalidName without I/O, and so does an owner id WithOwner refuses,
+// with ErrInvalidOwner. New panics if c is nil or an option is out of
 // range.
 func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 	e := engine.FromClient(c)

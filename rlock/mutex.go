@@ -38,7 +38,8 @@ type Mutex struct {
 // The lock is the Redis hash named exactly name (see the package doc for the
 // layout). A name that cannot be used (empty, longer than MaxNameLength,
 // or unusable on a Cluster) makes every method return ErrInvalidName
-// without I/O. New panics if c is nil or an option is out of range (both
+// without I/O, and so does an owner id WithOwner refuses, with
+// ErrInvalidOwner. New panics if c is nil or an option is out of range (both
 // programming errors).
 func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 	e := engine.FromClient(c)

@@ -48,7 +48,8 @@ type RWMutex struct {
 // The lock is the Redis hash named exactly name, in Redisson's
 // RReadWriteLock layout (see the package doc). A name that cannot be used
 // (empty, longer than MaxNameLength, or unusable on a Cluster) makes every
-// method return ErrInvalidName without I/O. New panics if c is nil or an
+// method return ErrInvalidName without I/O, and so does an owner id
+// WithOwner refuses, with ErrInvalidOwner. New panics if c is nil or an
 // option is out of range.
 func New(c *redisync.Client, name string, opts ...Option) *RWMutex {
 	e := engine.FromClient(c)

@@ -15,21 +15,21 @@ import (
 	"github.com/redisync/redisync/rwlock"
 )
 
-// lockKind is a kind whose handles take an owner id (WithOwner), with the
+// ownerKind is a kind whose handles take an owner id (WithOwner), with the
 // fair lock's two queues.
-type lockKind struct {
+type ownerKind struct {
 	k        kind
 	redisson bool
 }
 
-func (l lockKind) String() string {
+func (l ownerKind) String() string {
 	if l.redisson {
 		return l.k.String() + "(redisson queue)"
 	}
 	return l.k.String()
 }
 
-var lockKinds = []lockKind{{kRLock, false}, {kFair, false}, {kFair, true}, {kRead, false}, {kWrite, false}}
+var ownerKinds = []ownerKind{{kRLock, false}, {kFair, false}, {kFair, true}, {kRead, false}, {kWrite, false}}
 
 // ownerRefused reports whether err refuses an owner id, and fails the test
 // when it does so without saying which option and why.
@@ -56,7 +56,7 @@ func TestOwnerIDsOfOurFieldsNeitherShareNorBreakALock(t *testing.T) {
 	other := redisync.New(dial(t))
 	t.Cleanup(func() { other.Close() })
 	owners := []string{"redisync:token", "redisync:latch:1", "redisync:", "mode", "x:write", "mode:write"}
-	for _, lk := range lockKinds {
+	for _, lk := range ownerKinds {
 		for _, owner := range owners {
 			what := fmt.Sprintf("%v WithOwner(%q)", lk, owner)
 			e.do(t, "FLUSHALL")
@@ -173,7 +173,7 @@ func (e *env) commandsProcessed(t *testing.T) int64 {
 // anything is sent to Redis.
 func TestInvalidOwnerIsRefusedBeforeAnyIO(t *testing.T) {
 	e := newEnv(t)
-	for _, lk := range lockKinds {
+	for _, lk := range ownerKinds {
 		for _, owner := range []string{"redisync:token", "mode", "x:write"} {
 			what := fmt.Sprintf("%v WithOwner(%q)", lk, owner)
 			h := newHandleWith(e.c, lk.k, "orders:42", spec{owner: owner, redisson: lk.redisson})
@@ -214,7 +214,7 @@ func TestRedissonOwnerIDsAreTakenAsTheyAre(t *testing.T) {
 	e := newEnv(t)
 	other := redisync.New(dial(t))
 	t.Cleanup(func() { other.Close() })
-	for _, lk := range lockKinds {
+	for _, lk := range ownerKinds {
 		for _, owner := range []string{"550e8400-e29b-41d4-a716-446655440000:1", "job-7", "job:7"} {
 			what := fmt.Sprintf("%v WithOwner(%q)", lk, owner)
 			e.do(t, "FLUSHALL")
