@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/internal/keys"
 	"github.com/redisync/redisync/rlock"
 	"github.com/redisync/redisync/rwlock"
 )
@@ -243,5 +244,33 @@ func TestRedissonOwnerIDsAreTakenAsTheyAre(t *testing.T) {
 			require.NoError(t, err)
 			assert.Zero(t, exists, what)
 		}
+	}
+}
+
+// Redisson's fair-lock queue keys carry no expiry and no mark (as in
+// Redisson): a lock named like one, "redisson_lock_queue:{x}", held its
+// hash there, and fair lock x with WithRedissonQueue could no longer be
+// released (ErrWrongKind at its Unlock). Such names are refused.
+func TestNamesOfRedissonQueueKeysAreRefused(t *testing.T) {
+	e := newEnv(t)
+	fair := newHandleWith(e.c, kFair, "x", spec{redisson: true})
+	ok, err := fair.try(bg())
+	require.True(t, ok && err == nil, "%v, %v", ok, err)
+	var granted []*handle
+	for _, name := range []string{derived(keys.FairRedissonQueuePrefix, "x"), derived(keys.FairRedissonTimeoutPrefix, "x")} {
+		h := newHandle(e.c, kRLock, name)
+		ok, err := h.try(bg())
+		assert.ErrorIs(t, err, redisync.ErrInvalidName, "%q", name)
+		if ok {
+			granted = append(granted, h)
+		}
+		for k := range nKinds {
+			_, err := newHandle(e.c, k, name).try(bg())
+			assert.ErrorIs(t, err, redisync.ErrInvalidName, "%v %q", k, name)
+		}
+	}
+	assert.NoError(t, fair.release(bg()), "fair lock x's release")
+	for _, h := range granted {
+		_ = h.release(bg())
 	}
 }
