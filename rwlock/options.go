@@ -38,10 +38,10 @@ func WithReentrant() Option {
 // its holds. The id is used as given (a Redisson client's
 // "<uuid>:<thread id>" is that client's owner): it is the read field
 // "<id>", the write field "<id>:write", and part of every read hold's key
-// "<base>:<id>:rwlock_timeout:<n>". So it must be one part without ':'
-// that is not all digits ("job-7"), or "<part>:<digits>" ("job:7",
-// Redisson's shape), and not "mode", nor start with "redisync:", nor end
-// with ":write": otherwise two locks' read holds could share a key (lock
+// "<base>:<id>:rwlock_timeout:<n>". So it must be one non-empty part
+// without ':' that is not all digits ("job-7"), or "<part>:<digits>"
+// ("job:7", Redisson's shape), and not "mode", nor start with "redisync:",
+// nor end with ":write": otherwise two locks' read holds could share a key (lock
 // "{t}" read by "u:7" and lock "{t}:u" read by "7"), or the id could be
 // taken for a field the lock keeps itself, and every method returns a
 // *redisync.InvalidOwnerError (redisync.ErrInvalidOwner) without I/O. One
