@@ -54,7 +54,7 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 	}
 	o.Validate("fairlock")
 	if nameErr == nil {
-		nameErr = o.CheckOwner("fairlock")
+		nameErr = o.CheckOwner("fairlock", name)
 	}
 	owner, lease, fixed := o.Resolve(e)
 	derive := func(prefix string) string { k, _ := keys.Derived(prefix, name); return k }

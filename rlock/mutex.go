@@ -50,7 +50,7 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 	}
 	o.Validate("rlock")
 	if nameErr == nil {
-		nameErr = o.CheckOwner("rlock")
+		nameErr = o.CheckOwner("rlock", name)
 	}
 	owner, lease, fixed := o.Resolve(e)
 	channel, _ := keys.Derived(keys.LockChannelPrefix, name)

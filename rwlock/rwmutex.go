@@ -60,7 +60,7 @@ func New(c *redisync.Client, name string, opts ...Option) *RWMutex {
 	}
 	o.Validate("rwlock")
 	if nameErr == nil {
-		nameErr = o.CheckOwner("rwlock")
+		nameErr = o.CheckOwner("rwlock", name)
 	}
 	owner, lease, fixed := o.Resolve(e)
 	derive := func(prefix string) string { k, _ := keys.Derived(prefix, name); return k }

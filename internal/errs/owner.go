@@ -13,13 +13,14 @@ var ErrInvalidOwner = errors.New("redisync: invalid owner id")
 // matches ErrInvalidOwner.
 type InvalidOwnerError struct {
 	Package string // the lock package: "rlock", "fairlock", "rwlock"
+	Name    string // the lock's name
 	Option  string // the option that gave the id: "WithOwner"
 	Owner   string // the id
 	Reason  string // why it cannot be used
 }
 
 func (e *InvalidOwnerError) Error() string {
-	return fmt.Sprintf("%s: %s(%q): %s: %v", e.Package, e.Option, e.Owner, e.Reason, ErrInvalidOwner)
+	return fmt.Sprintf("%s %q: %s(%q): %s: %v", e.Package, e.Name, e.Option, e.Owner, e.Reason, ErrInvalidOwner)
 }
 
 // Unwrap makes errors.Is(err, ErrInvalidOwner) hold.

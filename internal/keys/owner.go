@@ -40,11 +40,11 @@ func ReservedOwner(id string, rw bool) string {
 	case id == "":
 		return "the owner id is empty"
 	case strings.HasPrefix(id, OwnFieldPrefix):
-		return "it starts with " + OwnFieldPrefix + ", the prefix of the fields a lock keeps beside its owners' (its fencing token, its handles' latches)"
+		return `it starts with "` + OwnFieldPrefix + `", the prefix of the fields a lock keeps beside its owners' (its fencing token, its handles' latches)`
 	case id == ModeField:
-		return "it is " + ModeField + ", the read-write lock's marker field"
+		return `it is "` + ModeField + `", the read-write lock's marker field`
 	case strings.HasSuffix(id, WriteFieldSuffix):
-		return "it ends with " + WriteFieldSuffix + ", the mark of a read-write lock's write fields"
+		return `it ends with "` + WriteFieldSuffix + `", the mark of a read-write lock's write fields`
 	}
 	if !rw {
 		return ""

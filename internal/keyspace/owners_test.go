@@ -186,7 +186,8 @@ func TestInvalidOwnerIsRefusedBeforeAnyIO(t *testing.T) {
 				assert.Equal(t, "WithOwner", ie.Option, what)
 				assert.Equal(t, owner, ie.Owner, what)
 				assert.NotEmpty(t, ie.Reason, what)
-				assert.Contains(t, err.Error(), ie.Package+": WithOwner(", what)
+				assert.Equal(t, "orders:42", ie.Name, what)
+				assert.Contains(t, err.Error(), ie.Package+` "orders:42": WithOwner(`, what)
 			}
 			assert.ErrorIs(t, err, redisync.ErrInvalidOwner, what)
 			assert.ErrorIs(t, h.release(bg()), redisync.ErrInvalidOwner, what)

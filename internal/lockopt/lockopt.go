@@ -76,19 +76,19 @@ func (o *Options) Validate(pkg string) {
 	o.WaiterTimeout = max(o.WaiterTimeout, MinWaiterTimeout)
 }
 
-// CheckOwner returns the error every method of pkg's handle reports for its
-// WithOwner id, nil when there is none or it can be used: an
+// CheckOwner returns the error every method of pkg's handle on name reports
+// for its WithOwner id, nil when there is none or it can be used: an
 // *errs.InvalidOwnerError (ErrInvalidOwner) when the id is empty or could
 // be taken for a field or key the lock keeps beside its owners' (see
 // keys.ReservedOwner; a read-write lock's owner ids also name its read-hold
 // keys). Owner ids are often data (a job id, a host), so a bad one is an
 // error for the caller to handle, never a panic; it costs no I/O.
-func (o *Options) CheckOwner(pkg string) error {
+func (o *Options) CheckOwner(pkg, name string) error {
 	if !o.ownerSet {
 		return nil
 	}
 	if why := keys.ReservedOwner(o.Owner, pkg == "rwlock"); why != "" {
-		return &errs.InvalidOwnerError{Package: pkg, Option: "WithOwner", Owner: o.Owner, Reason: why}
+		return &errs.InvalidOwnerError{Package: pkg, Name: name, Option: "WithOwner", Owner: o.Owner, Reason: why}
 	}
 	return nil
 }
