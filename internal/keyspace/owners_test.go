@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/fairlock"
 	"github.com/redisync/redisync/internal/keys"
+	"github.com/redisync/redisync/multilock"
 	"github.com/redisync/redisync/rlock"
 	"github.com/redisync/redisync/rwlock"
 )
@@ -207,6 +209,20 @@ func TestInvalidOwnerIsRefusedBeforeAnyIO(t *testing.T) {
 	assert.ErrorIs(t, rlock.New(e.c, "orders:42", rlock.WithOwner("")).Lock(bg()), redisync.ErrInvalidOwner)
 	assert.Equal(t, before+1, e.commandsProcessed(t), "commands were sent")
 	assert.NoError(t, rlock.New(e.c, "orders:42", rlock.WithOwner("7")).Lock(bg()), "an rlock's owner of digits")
+
+	// A multilock with a component whose owner id is refused: refused, and
+	// nothing of its other components is left held.
+	e.do(t, "FLUSHALL")
+	m := multilock.New(rlock.New(e.c, "a"), rlock.New(e.c, "b", rlock.WithOwner("mode")), fairlock.New(e.c, "c"))
+	assert.ErrorIs(t, m.Lock(bg()), redisync.ErrInvalidOwner, "multilock")
+	ok, err := m.TryLock(bg())
+	assert.False(t, ok)
+	assert.ErrorIs(t, err, redisync.ErrInvalidOwner, "multilock")
+	for _, name := range []string{"a", "b", "c"} {
+		n, err := e.do(t, "EXISTS", name).AsInt64()
+		require.NoError(t, err)
+		assert.Zero(t, n, "multilock component %q left held%s", name, e.describe(t))
+	}
 }
 
 // Owner ids of Redisson's shape, "<client uuid>:<thread id>", and plain ones
