@@ -35,7 +35,9 @@
 // Unlock (in the process, bounded by ctx). Re-entry is asked for:
 // WithReentrant (in rlock, fairlock and rwlock) makes the handle one owner
 // whose every Lock nests, as Redisson's RLock, and WithOwner implies it. In
-// Redis a handle is one owner, "<client id>:<n>" unless WithOwner sets it.
+// Redis a handle is one owner, "<client id>:<n>" unless WithOwner sets it;
+// an owner id that could be taken for a field or key the lock keeps beside
+// its owners' is ErrInvalidOwner (each package's WithOwner says which).
 // See the rlock package's "Ownership" section.
 //
 // # Leases and loss

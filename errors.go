@@ -16,8 +16,9 @@ var (
 	ErrClosed = errs.ErrClosed
 	// ErrInvalidName is returned by every method of a handle whose name
 	// cannot be used: empty, longer than MaxNameLength, a name that could
-	// alias a key derived for another name (one starting with "redisync_" or
-	// containing ":rwlock_timeout:"), or on a Redis Cluster a name without a
+	// alias a key derived for another name (one starting with "redisync_",
+	// "redisson_lock_queue:" or "redisson_lock_timeout:", or containing
+	// ":rwlock_timeout:"), or on a Redis Cluster a name without a
 	// hash tag that contains '}' (its derived keys could not share its hash
 	// slot). Nothing is sent to Redis.
 	ErrInvalidName = errs.ErrInvalidName
@@ -40,3 +41,13 @@ var (
 // WrongKindError names the key that holds something else, and what; it
 // matches ErrWrongKind.
 type WrongKindError = errs.WrongKindError
+
+// ErrInvalidOwner is returned by every method of a lock handle whose owner
+// id (WithOwner) cannot be used: it is empty, or it could be taken for a
+// field or key the lock keeps beside its owners' (see InvalidOwnerError and
+// each lock package's WithOwner). Nothing is sent to Redis.
+var ErrInvalidOwner = errs.ErrInvalidOwner
+
+// InvalidOwnerError names the option, the owner id and why it is refused;
+// it matches ErrInvalidOwner.
+type InvalidOwnerError = errs.InvalidOwnerError

@@ -389,7 +389,7 @@ func TestBadInput(t *testing.T) {
 	assert.ErrorIs(t, New(e.C, strings.Repeat("x", MaxNameLength+1)).Lock(bg()), redisync.ErrInvalidName)
 	assert.Panics(t, func() { New(e.C, "x", WithWaiterTimeout(time.Millisecond)) })
 	assert.Panics(t, func() { New(e.C, "x", WithLease(0)) })
-	assert.Panics(t, func() { New(e.C, "x", WithOwner("")) })
+	assert.ErrorIs(t, New(e.C, "x", WithOwner("")).Lock(bg()), redisync.ErrInvalidOwner) // owner ids are data too
 	assert.Panics(t, func() { New(nil, "x") })
 	m := New(e.C, "x")
 	//lint:ignore SA1012 the nil ctx is the point

@@ -31,6 +31,9 @@
 // In Redis a handle is one owner, "<client uuid>:<n>" unless WithOwner sets
 // it (so another process can resume or release a hold). The local wait
 // exists because Redis alone cannot tell two goroutines of one owner apart.
+// An owner id is a field of the lock's hash beside the lock's own fields, so
+// ids that could be taken for one ("mode", "redisync:...", "...:write", see
+// WithOwner) are refused with redisync.ErrInvalidOwner before any I/O.
 //
 // # Lease
 //

@@ -322,7 +322,7 @@ func TestBadInputIsRejectedWithoutTouchingRedis(t *testing.T) {
 	assert.Panics(t, func() { New(e.C, "x", WithLease(0)) })
 	assert.Panics(t, func() { New(e.C, "x", WithLease(-time.Second)) })
 	assert.Panics(t, func() { New(e.C, "x", WithLease(time.Microsecond)) })
-	assert.Panics(t, func() { New(e.C, "x", WithOwner("")) })
+	assert.ErrorIs(t, New(e.C, "x", WithOwner("")).Lock(bg()), redisync.ErrInvalidOwner) // owner ids are data too
 	assert.Panics(t, func() { redisync.New(e.RC, redisync.WithWatchdogTimeout(0)) })
 	assert.Panics(t, func() { redisync.New(e.RC, redisync.WithWatchdogTimeout(-time.Second)) })
 	assert.Panics(t, func() { redisync.New(e.RC, redisync.WithMaxPoll(0)) })

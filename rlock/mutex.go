@@ -24,7 +24,7 @@ const MaxNameLength = lockopt.MaxNameLength
 type Mutex struct {
 	e            *engine.Engine
 	name         string
-	nameErr      error // the name cannot be used on this deployment
+	nameErr      error // the name or the owner id cannot be used: every method returns it
 	keys         scripts.LockKeys
 	owner        string
 	leaseMs      string
@@ -38,7 +38,8 @@ type Mutex struct {
 // The lock is the Redis hash named exactly name (see the package doc for the
 // layout). A name that cannot be used (empty, longer than MaxNameLength,
 // or unusable on a Cluster) makes every method return ErrInvalidName
-// without I/O. New panics if c is nil or an option is out of range (both
+// without I/O, and so does an owner id WithOwner refuses, with
+// ErrInvalidOwner. New panics if c is nil or an option is out of range (both
 // programming errors).
 func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 	e := engine.FromClient(c)
@@ -48,6 +49,9 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 		opt(&o)
 	}
 	o.Validate("rlock")
+	if nameErr == nil {
+		nameErr = o.CheckOwner("rlock", name)
+	}
 	owner, lease, fixed := o.Resolve(e)
 	channel, _ := keys.Derived(keys.LockChannelPrefix, name)
 	token, _ := keys.Derived(keys.LockTokenPrefix, name)

@@ -32,7 +32,14 @@ func WithReentrant() Option {
 // process (or a later run) can resume or release a hold by its id. It
 // implies WithReentrant: handles with the same owner id are the same owner,
 // each Lock of any of them nests into the owner's hold and each Unlock
-// releases one. New panics if id is empty. Default: "<client id>:<sequence>".
+// releases one. The id is the owner's field in the lock's hash, as given
+// (a Redisson client's "<uuid>:<thread id>" is that client's owner), so it
+// must not be a field the lock keeps there itself: an id that is empty,
+// starts with "redisync:" (the fencing token, the handles' latches), is
+// "mode" (the read-write lock's marker) or ends with ":write" (a read-write
+// lock's write field) makes every method return a
+// *redisync.InvalidOwnerError (redisync.ErrInvalidOwner) without I/O.
+// Default: "<client id>:<sequence>".
 func WithOwner(id string) Option {
 	return func(o *lockopt.Options) { o.SetOwner(id) }
 }

@@ -97,7 +97,8 @@
 //	                                 Redisson's scripts count its fields)
 //	{N}:O:rwlock_timeout:<n>         string "1", one per read hold n of O, PX = that hold's
 //	                                 lease (Redisson's name: "x" and "{x}" share the base,
-//	                                 the owner id keeps them apart)
+//	                                 the owner id keeps them apart; WithOwner refuses ids
+//	                                 that could make two locks' keys meet)
 //	redisync_lock_token:{H}:N        the last token, kept briefly after a release
 //	redisync_rwlock_writers:{H}:N    zset "O:write" -> claim deadline, server ms
 //	                                 (writer preference only; expires by itself)

@@ -35,7 +35,21 @@ func WithReentrant() Option {
 
 // WithOwner sets the owner id instead of drawing a fresh one. It implies
 // WithReentrant: handles with the same owner id are one owner and nest into
-// its holds. New panics if id is empty. Default: "<client id>:<sequence>".
+// its holds. The id is used as given (a Redisson client's
+// "<uuid>:<thread id>" is that client's owner): it is the read field
+// "<id>", the write field "<id>:write", and part of every read hold's key
+// "<base>:<id>:rwlock_timeout:<n>". So it must be one non-empty part
+// without ':' that is not all digits ("job-7"), or "<part>:<digits>"
+// ("job:7", Redisson's shape), and not "mode", nor start with "redisync:",
+// nor end with ":write": otherwise two locks' read holds could share a key (lock
+// "{t}" read by "u:7" and lock "{t}:u" read by "7"), or the id could be
+// taken for a field the lock keeps itself, and every method returns a
+// *redisync.InvalidOwnerError (redisync.ErrInvalidOwner) without I/O. One
+// case no rule on the id can catch: locks "x" and "{x}" share the read-hold
+// base "{x}" (Redisson's naming), so one owner id reading both shares their
+// read-hold keys, and one lock's release ends the other's read hold (its
+// renewal reports the loss); give such handles different ids.
+// Default: "<client id>:<sequence>".
 func WithOwner(id string) Option {
 	return func(o *lockopt.Options) { o.SetOwner(id) }
 }

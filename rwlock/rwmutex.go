@@ -32,7 +32,7 @@ var ErrUpgrade = errors.New("rwlock: read-to-write upgrade would wait for itself
 type RWMutex struct {
 	e             *engine.Engine
 	name          string
-	nameErr       error
+	nameErr       error // the name or the owner id cannot be used: every method returns it
 	keys          scripts.RWKeys
 	leaseMs       string
 	nonReentrant  bool
@@ -48,7 +48,8 @@ type RWMutex struct {
 // The lock is the Redis hash named exactly name, in Redisson's
 // RReadWriteLock layout (see the package doc). A name that cannot be used
 // (empty, longer than MaxNameLength, or unusable on a Cluster) makes every
-// method return ErrInvalidName without I/O. New panics if c is nil or an
+// method return ErrInvalidName without I/O, and so does an owner id
+// WithOwner refuses, with ErrInvalidOwner. New panics if c is nil or an
 // option is out of range.
 func New(c *redisync.Client, name string, opts ...Option) *RWMutex {
 	e := engine.FromClient(c)
@@ -58,6 +59,9 @@ func New(c *redisync.Client, name string, opts ...Option) *RWMutex {
 		opt(&o)
 	}
 	o.Validate("rwlock")
+	if nameErr == nil {
+		nameErr = o.CheckOwner("rwlock", name)
+	}
 	owner, lease, fixed := o.Resolve(e)
 	derive := func(prefix string) string { k, _ := keys.Derived(prefix, name); return k }
 	base := keys.Tagged(name)

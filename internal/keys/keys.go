@@ -177,14 +177,18 @@ func redissonDerived(prefix, name string) (string, bool) {
 
 // Reserved returns why name could alias a key or channel this library
 // derives for another name, or "" when it cannot: our own keys all start
-// with OwnPrefix, and Redisson's rwlock timeout keys contain RWTimeoutMarker.
-// (Redisson's channels live in pub/sub's namespace, not the keyspace.)
+// with OwnPrefix, Redisson's rwlock timeout keys contain RWTimeoutMarker,
+// and Redisson's fair-lock queue keys (fairlock.WithRedissonQueue) start
+// with its prefixes and a ':'. (Redisson's channels live in pub/sub's
+// namespace, not the keyspace.)
 func Reserved(name string) string {
 	switch {
 	case strings.HasPrefix(name, OwnPrefix):
 		return "starts with " + OwnPrefix + ", the prefix of redisync's own keys"
 	case strings.Contains(name, RWTimeoutMarker):
 		return "contains " + RWTimeoutMarker + ", the mark of a read-write lock's read-hold keys"
+	case strings.HasPrefix(name, FairRedissonQueuePrefix+":"), strings.HasPrefix(name, FairRedissonTimeoutPrefix+":"):
+		return "starts with the prefix of Redisson's fair-lock queue keys"
 	}
 	return ""
 }

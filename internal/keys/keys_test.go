@@ -188,7 +188,7 @@ func TestDerivedIsInjective(t *testing.T) {
 
 func TestReservedRefusesNamesOfInternalKeys(t *testing.T) {
 	for _, name := range []string{"redisync_sem_permits:{s}", "redisync_lock_token:{x}", "redisync_",
-		"{x}:owner:rwlock_timeout:1"} {
+		"{x}:owner:rwlock_timeout:1", "redisson_lock_queue:{x}", "redisson_lock_timeout:{x}"} {
 		assert.NotEmpty(t, Reserved(name), name)
 	}
 	for _, name := range []string{"orders:42", "redisync", "redisson_lock__channel:{x}", "rwlock_timeout"} {

@@ -3,7 +3,8 @@
 // their own keys — distinct names never share a key, kinds on one name
 // exclude each other or refuse, a user's data under any key the library
 // derives is never written, and a script denied one command leaves nothing
-// behind (issue 13). FuzzKeyspace drives two names of two kinds through
-// lock, unlock, force-unlock and inspect over a user's data key of every
-// type.
+// behind (issue 13). FuzzKeyspace drives two names of two kinds, with owner
+// ids and a holder label of its choosing (issue 22: every user string that
+// lands in Redis), through lock, unlock, force-unlock and inspect over a
+// user's data key of every type.
 package keyspace

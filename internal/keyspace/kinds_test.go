@@ -49,6 +49,16 @@ type handle struct {
 	inspect func(ctx context.Context) error
 	// keys is every key the library may create or change for this handle.
 	keys []string
+	// holders reports the lock's holders (lock kinds only, else nil), and
+	// owner and mode are how this handle's hold shows there.
+	holders     func(ctx context.Context) ([]redisync.Holder, error)
+	owner, mode string
+}
+
+// spec is what a handle is made with beyond its kind and name.
+type spec struct {
+	owner    string // WithOwner for the lock kinds ("": the drawn owner id); ignored by the others
+	redisson bool   // fairlock: WithRedissonQueue
 }
 
 func derived(prefix, name string) string {
@@ -58,13 +68,24 @@ func derived(prefix, name string) string {
 
 // newHandle returns a handle of kind k on name, on Client c.
 func newHandle(c *redisync.Client, k kind, name string) *handle {
+	return newHandleWith(c, k, name, spec{})
+}
+
+// newHandleWith returns a handle of kind k on name, on Client c, made as sp
+// says.
+func newHandleWith(c *redisync.Client, k kind, name string, sp spec) *handle {
 	h := &handle{kind: k, name: name}
 	token := derived(keys.LockTokenPrefix, name)
 	info := derived(keys.HolderInfoPrefix, name) // holder metadata (issue 14)
 	switch k {
 	case kRLock:
-		m := rlock.New(c, name)
+		var opts []rlock.Option
+		if sp.owner != "" {
+			opts = append(opts, rlock.WithOwner(sp.owner))
+		}
+		m := rlock.New(c, name, opts...)
 		h.try, h.release = m.TryLock, m.Unlock
+		h.holders, h.owner = m.Holders, m.Owner()
 		h.force = func(ctx context.Context) error { _, err := rlock.ForceUnlock(ctx, c, name); return err }
 		h.inspect = func(ctx context.Context) error {
 			_, err1 := m.IsLocked(ctx)
@@ -75,8 +96,16 @@ func newHandle(c *redisync.Client, k kind, name string) *handle {
 		}
 		h.keys = []string{name, token, info}
 	case kFair:
-		m := fairlock.New(c, name)
+		var opts []fairlock.Option
+		if sp.owner != "" {
+			opts = append(opts, fairlock.WithOwner(sp.owner))
+		}
+		if sp.redisson {
+			opts = append(opts, fairlock.WithRedissonQueue(0))
+		}
+		m := fairlock.New(c, name, opts...)
 		h.try, h.release = m.TryLock, m.Unlock
+		h.holders, h.owner = m.Holders, m.Owner()
 		h.force = func(ctx context.Context) error { _, err := fairlock.ForceUnlock(ctx, c, name); return err }
 		h.inspect = func(ctx context.Context) error {
 			_, err1 := m.HoldCount(ctx)
@@ -85,12 +114,20 @@ func newHandle(c *redisync.Client, k kind, name string) *handle {
 			return errors.Join(err1, err2, err3)
 		}
 		h.keys = []string{name, token, derived(keys.FairQueuePrefix, name), derived(keys.FairHeartbeatPrefix, name), info}
+		if sp.redisson {
+			h.keys = []string{name, token, derived(keys.FairRedissonQueuePrefix, name), derived(keys.FairRedissonTimeoutPrefix, name), info}
+		}
 	case kRead, kWrite:
-		rw := rwlock.New(c, name)
+		var opts []rwlock.Option
+		if sp.owner != "" {
+			opts = append(opts, rwlock.WithOwner(sp.owner))
+		}
+		rw := rwlock.New(c, name, opts...)
+		h.holders, h.owner = rw.Holders, rw.Owner()
 		if k == kRead {
-			h.try, h.release = rw.TryRLock, rw.RUnlock
+			h.try, h.release, h.mode = rw.TryRLock, rw.RUnlock, "read"
 		} else {
-			h.try, h.release = rw.TryLock, rw.Unlock
+			h.try, h.release, h.mode = rw.TryLock, rw.Unlock, "write"
 		}
 		h.force = func(ctx context.Context) error { _, err := rwlock.ForceUnlock(ctx, c, name); return err }
 		h.inspect = func(ctx context.Context) error {

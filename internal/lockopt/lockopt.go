@@ -64,9 +64,6 @@ func (o *Options) Validate(pkg string) {
 	if o.leaseSet && o.Lease < MinDuration {
 		panic(fmt.Sprintf("%s: lease %v is below the minimum %v", pkg, o.Lease, MinDuration))
 	}
-	if o.ownerSet && o.Owner == "" {
-		panic(pkg + ": WithOwner with an empty owner id")
-	}
 	if o.waiterTimeoutSet && o.WaiterTimeout < 10*MinDuration {
 		panic(fmt.Sprintf("%s: waiter timeout %v is below the minimum %v", pkg, o.WaiterTimeout, 10*MinDuration))
 	}
@@ -77,6 +74,23 @@ func (o *Options) Validate(pkg string) {
 		o.WaiterTimeout = DefaultWaiterTimeout
 	}
 	o.WaiterTimeout = max(o.WaiterTimeout, MinWaiterTimeout)
+}
+
+// CheckOwner returns the error every method of pkg's handle on name reports
+// for its WithOwner id, nil when there is none or it can be used: an
+// *errs.InvalidOwnerError (ErrInvalidOwner) when the id is empty or could
+// be taken for a field or key the lock keeps beside its owners' (see
+// keys.ReservedOwner; a read-write lock's owner ids also name its read-hold
+// keys). Owner ids are often data (a job id, a host), so a bad one is an
+// error for the caller to handle, never a panic; it costs no I/O.
+func (o *Options) CheckOwner(pkg, name string) error {
+	if !o.ownerSet {
+		return nil
+	}
+	if why := keys.ReservedOwner(o.Owner, pkg == "rwlock"); why != "" {
+		return &errs.InvalidOwnerError{Package: pkg, Name: name, Option: "WithOwner", Owner: o.Owner, Reason: why}
+	}
+	return nil
 }
 
 // Gated reports whether the handle has a local gate (see hold.Gate): by

@@ -76,6 +76,26 @@ func (r *runState) badInputs(ctx context.Context) []InputCheck {
 			return "ErrInvalidName from every primitive, no I/O", true
 		}))
 	}
+	// Owner ids are data too: one that could be taken for a field of the
+	// lock hash (or, for a read-write lock, make read-hold keys meet) is
+	// ErrInvalidOwner from every lock kind, with no I/O (issue 22).
+	for _, owner := range []string{"", "redisync:token", "mode", "x:write"} {
+		check(fmt.Sprintf("owner id %q", owner), noIO(r, admin, func() (string, bool) {
+			errs := []error{
+				rlock.New(c, name, rlock.WithOwner(owner)).Lock(ctx),
+				fairlock.New(c, name, fairlock.WithOwner(owner)).Lock(ctx),
+				fairlock.New(c, name, fairlock.WithOwner(owner), fairlock.WithRedissonQueue(0)).Lock(ctx),
+				rwlock.New(c, name, rwlock.WithOwner(owner)).RLock(ctx),
+				rwlock.New(c, name, rwlock.WithOwner(owner)).Lock(ctx),
+			}
+			for _, err := range errs {
+				if !errors.Is(err, redisync.ErrInvalidOwner) {
+					return fmt.Sprintf("got %v", err), false
+				}
+			}
+			return "ErrInvalidOwner from every lock kind, no I/O", true
+		}))
+	}
 	// Durations out of range are programming errors: a documented panic at
 	// New, before anything is sent.
 	for _, d := range []struct {
