@@ -42,7 +42,8 @@ type Mutex struct {
 // The lock is the Redis hash named exactly name, plus a queue; see the
 // package doc for the layout. A name that cannot be used (empty, longer
 // than MaxNameLength, or unusable on a Cluster) makes every method return
-// ErrInvalidName without I/O. New panics if c is nil or an option is out of
+// ErrInvalidName without I/O, and a WithLease below redisync.MinLease
+// ErrInvalidLease. New panics if c is nil or another option is out of
 // range.
 func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 	e := engine.FromClient(c)
@@ -52,6 +53,9 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 		opt(&o)
 	}
 	o.Validate("fairlock")
+	if nameErr == nil {
+		nameErr = o.LeaseErr("fairlock") // a lease is often configuration: an error, not a panic
+	}
 	owner, lease, fixed := o.Resolve(e)
 	derive := func(prefix string) string { k, _ := keys.Derived(prefix, name); return k }
 	info, holder := e.HolderInfo(name)
