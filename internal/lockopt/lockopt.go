@@ -17,7 +17,7 @@ import (
 // sent with every command and is part of every wake-up channel.
 const MaxNameLength = 4096
 
-// MinDuration is the unit of the waiter timeout's floor (10 of it).
+// MinDuration is a millisecond: a waiter timeout is at least 10 of it.
 const MinDuration = time.Millisecond
 
 // MinLease is the shortest lease accepted: redisync.MinLease, whose doc
