@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/redisync/redisync/internal/lockopt"
 	"github.com/redisync/redisync/internal/obs"
 )
 
@@ -15,9 +16,20 @@ const (
 	DefaultWatchdogTimeout = 30 * time.Second
 	// DefaultMaxPoll bounds one wait between two acquisition attempts.
 	DefaultMaxPoll = time.Second
-	// MinDuration is the smallest lease, watchdog timeout or poll interval
-	// accepted: Redis leases are whole milliseconds.
+	// MinDuration is the smallest poll interval or replication timeout
+	// accepted.
 	MinDuration = time.Millisecond
+	// MinLease is the shortest lease accepted: a fixed lease (WithLease of
+	// rlock, fairlock, rwlock, semaphore, redlock), the watchdog timeout and
+	// the command's --lease. A hold counts as granted only when the
+	// acquire's reply arrives before its lease, less the drift margin (1%
+	// plus 2 ms), has run out by the local clock; a reply later than that is
+	// given back, as the lease may already be someone else's. 10 ms leaves
+	// 7.9 ms for the round trip — a loaded machine's acquire takes a few —
+	// while 1 ms and 2 ms leave none, and every grant would be given back.
+	// A handle with a shorter fixed lease returns ErrInvalidLease from every
+	// method without I/O; New panics on a shorter watchdog timeout.
+	MinLease = lockopt.MinLease
 )
 
 // Option configures a Client.
@@ -40,7 +52,7 @@ func defaultOptions() options {
 // WithWatchdogTimeout sets the lease of holds in watchdog mode (locks created
 // without a fixed lease); the watchdog renews them every d/3 and reports
 // them lost when it cannot confirm a renewal within d. New panics if d is
-// below 10 ms. Default: 30s.
+// below MinLease (10 ms). Default: 30s.
 func WithWatchdogTimeout(d time.Duration) Option {
 	return func(o *options) { o.watchdogTimeout = d }
 }
@@ -60,8 +72,9 @@ func WithLogger(l *slog.Logger) Option {
 	return func(o *options) { o.logger = l }
 }
 
-// minWatchdogTimeout keeps the renewal interval (a third) above a few ms.
-const minWatchdogTimeout = 10 * time.Millisecond
+// minWatchdogTimeout is MinLease: the watchdog timeout is the lease of
+// every hold in watchdog mode.
+const minWatchdogTimeout = MinLease
 
 func (o *options) validate() {
 	if o.watchdogTimeout < minWatchdogTimeout {

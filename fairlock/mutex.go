@@ -42,8 +42,9 @@ type Mutex struct {
 // The lock is the Redis hash named exactly name, plus a queue; see the
 // package doc for the layout. A name that cannot be used (empty, longer
 // than MaxNameLength, or unusable on a Cluster) makes every method return
-// ErrInvalidName without I/O, and so does an owner id WithOwner refuses,
-// with ErrInvalidOwner. New panics if c is nil or an option is out of
+// ErrInvalidName without I/O, and so do an owner id WithOwner refuses
+// (ErrInvalidOwner) and a WithLease below redisync.MinLease
+// (ErrInvalidLease). New panics if c is nil or another option is out of
 // range.
 func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 	e := engine.FromClient(c)
@@ -55,6 +56,9 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 	o.Validate("fairlock")
 	if nameErr == nil {
 		nameErr = o.CheckOwner("fairlock", name)
+	}
+	if nameErr == nil {
+		nameErr = o.LeaseErr("fairlock") // a lease is often configuration: an error, not a panic
 	}
 	owner, lease, fixed := o.Resolve(e)
 	derive := func(prefix string) string { k, _ := keys.Derived(prefix, name); return k }

@@ -388,7 +388,7 @@ func TestBadInput(t *testing.T) {
 	assert.ErrorIs(t, New(e.C, "").Lock(bg()), redisync.ErrInvalidName)
 	assert.ErrorIs(t, New(e.C, strings.Repeat("x", MaxNameLength+1)).Lock(bg()), redisync.ErrInvalidName)
 	assert.Panics(t, func() { New(e.C, "x", WithWaiterTimeout(time.Millisecond)) })
-	assert.Panics(t, func() { New(e.C, "x", WithLease(0)) })
+	assert.ErrorIs(t, New(e.C, "x", WithLease(0)).Lock(bg()), redisync.ErrInvalidLease)
 	assert.ErrorIs(t, New(e.C, "x", WithOwner("")).Lock(bg()), redisync.ErrInvalidOwner) // owner ids are data too
 	assert.Panics(t, func() { New(nil, "x") })
 	m := New(e.C, "x")

@@ -15,7 +15,8 @@ const DefaultWaiterTimeout = lockopt.DefaultWaiterTimeout
 
 // WithLease gives every hold a fixed lease d: no renewal; the hold ends d
 // after its last acquisition unless unlocked before, and then reports
-// ErrLockLost. New panics if d is below 1 ms. Default: watchdog mode (the
+// ErrLockLost. Below redisync.MinLease (10 ms), every method of the handle
+// returns redisync.ErrInvalidLease without I/O. Default: watchdog mode (the
 // Client's watchdog timeout, renewed every third).
 func WithLease(d time.Duration) Option {
 	return func(o *lockopt.Options) { o.SetLease(d) }

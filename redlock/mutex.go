@@ -27,7 +27,7 @@ type Mutex struct {
 	nodes       []*node
 	e0          *engine.Engine // the first client: its watchdog, id, observer
 	name, owner string
-	nameErr     error // the name cannot be used: every method returns it
+	nameErr     error // the name or the lease cannot be used: every method returns it
 	lease       time.Duration
 	leaseMs     string
 	fixed       bool
@@ -70,8 +70,9 @@ type Mutex struct {
 // Client per independent master, no replication between them; use an odd
 // number, 3 or 5). It does no I/O. A name that cannot be used (empty, too
 // long, or unusable on a Cluster node) makes Lock, TryLock and Unlock return
-// redisync.ErrInvalidName without I/O. New panics if there are no clients,
-// a client is nil or repeated, or an option is out of range.
+// redisync.ErrInvalidName without I/O, and a WithLease below
+// redisync.MinLease redisync.ErrInvalidLease. New panics if there are no
+// clients, a client is nil or repeated, or another option is out of range.
 func New(clients []*redisync.Client, name string, opts ...Option) *Mutex {
 	if len(clients) == 0 {
 		panic("redlock: no clients")
@@ -103,8 +104,11 @@ func New(clients []*redisync.Client, name string, opts ...Option) *Mutex {
 	m.e0 = m.nodes[0].e
 	m.owner = m.e0.NewOwner()
 	m.lease, m.fixed = m.e0.Config.WatchdogTimeout, false
-	if o.lease > 0 {
-		m.lease, m.fixed = o.lease, true
+	if o.leaseSet {
+		m.lease, m.fixed = max(o.lease, lockopt.MinLease), true
+		if m.nameErr == nil {
+			m.nameErr = lockopt.LeaseErr("redlock", o.lease) // configuration: an error, not a panic
+		}
 	}
 	o.validate(m.lease)
 	m.leaseMs = engine.Millis(m.lease)

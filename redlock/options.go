@@ -44,7 +44,8 @@ func WithNonReentrant() Option {
 
 // WithLease gives every hold a fixed lease d: no renewal; the hold ends at
 // its validity (d minus the acquisition time and drift) unless unlocked
-// before. New panics if d is below 10 ms. Default: watchdog mode — the
+// before. Below redisync.MinLease (10 ms), every method returns
+// redisync.ErrInvalidLease without I/O. Default: watchdog mode — the
 // first client's watchdog timeout, renewed every third on a majority.
 func WithLease(d time.Duration) Option {
 	return func(o *options) { o.lease, o.leaseSet = d, true }
@@ -82,9 +83,6 @@ func WithRestartQuarantine(d time.Duration) Option {
 }
 
 func (o *options) validate(lease time.Duration) {
-	if o.leaseSet && o.lease < 10*time.Millisecond {
-		panic(fmt.Sprintf("redlock: lease %v is below the minimum 10ms", o.lease))
-	}
 	if o.nodeTimeoutSet && (o.nodeTimeout < time.Millisecond || o.nodeTimeout >= lease) {
 		panic(fmt.Sprintf("redlock: node timeout %v must be at least 1ms and below the lease %v", o.nodeTimeout, lease))
 	}

@@ -254,7 +254,7 @@ func TestBadInputPanics(t *testing.T) {
 	assert.Panics(t, func() { New([]*redisync.Client{ms.clients[0], nil}, "x") })
 	assert.Panics(t, func() { New([]*redisync.Client{ms.clients[0], ms.clients[0]}, "x") })
 	assert.ErrorIs(t, New(ms.clients, "").Lock(bg()), redisync.ErrInvalidName)
-	assert.Panics(t, func() { New(ms.clients, "x", WithLease(time.Millisecond)) })
+	assert.ErrorIs(t, New(ms.clients, "x", WithLease(time.Millisecond)).Lock(bg()), redisync.ErrInvalidLease)
 	assert.Panics(t, func() { New(ms.clients, "x", WithLease(time.Second), WithNodeTimeout(time.Second)) })
 	assert.Panics(t, func() { New(ms.clients, "x", WithRetryDelay(2, 1)) })
 }

@@ -319,9 +319,9 @@ func TestBadInputIsRejectedWithoutTouchingRedis(t *testing.T) {
 		assert.ErrorIs(t, m.Unlock(bg()), redisync.ErrInvalidName)
 	}
 	assert.Panics(t, func() { New(nil, "x") })
-	assert.Panics(t, func() { New(e.C, "x", WithLease(0)) })
-	assert.Panics(t, func() { New(e.C, "x", WithLease(-time.Second)) })
-	assert.Panics(t, func() { New(e.C, "x", WithLease(time.Microsecond)) })
+	for _, d := range []time.Duration{0, -time.Second, time.Microsecond, redisync.MinLease - 1} {
+		assert.ErrorIs(t, New(e.C, "x", WithLease(d)).Lock(bg()), redisync.ErrInvalidLease, "lease %v", d)
+	}
 	assert.ErrorIs(t, New(e.C, "x", WithOwner("")).Lock(bg()), redisync.ErrInvalidOwner) // owner ids are data too
 	assert.Panics(t, func() { redisync.New(e.RC, redisync.WithWatchdogTimeout(0)) })
 	assert.Panics(t, func() { redisync.New(e.RC, redisync.WithWatchdogTimeout(-time.Second)) })

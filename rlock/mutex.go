@@ -24,7 +24,7 @@ const MaxNameLength = lockopt.MaxNameLength
 type Mutex struct {
 	e            *engine.Engine
 	name         string
-	nameErr      error // the name or the owner id cannot be used: every method returns it
+	nameErr      error // the name, the owner id or the lease cannot be used: every method returns it
 	keys         scripts.LockKeys
 	owner        string
 	leaseMs      string
@@ -38,8 +38,9 @@ type Mutex struct {
 // The lock is the Redis hash named exactly name (see the package doc for the
 // layout). A name that cannot be used (empty, longer than MaxNameLength,
 // or unusable on a Cluster) makes every method return ErrInvalidName
-// without I/O, and so does an owner id WithOwner refuses, with
-// ErrInvalidOwner. New panics if c is nil or an option is out of range (both
+// without I/O, and so do an owner id WithOwner refuses (ErrInvalidOwner)
+// and a WithLease below redisync.MinLease (ErrInvalidLease). New panics if
+// c is nil or another option is out of range (both
 // programming errors).
 func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 	e := engine.FromClient(c)
@@ -51,6 +52,9 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 	o.Validate("rlock")
 	if nameErr == nil {
 		nameErr = o.CheckOwner("rlock", name)
+	}
+	if nameErr == nil {
+		nameErr = o.LeaseErr("rlock") // a lease is often configuration: an error, not a panic
 	}
 	owner, lease, fixed := o.Resolve(e)
 	channel, _ := keys.Derived(keys.LockChannelPrefix, name)

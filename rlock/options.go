@@ -11,8 +11,9 @@ type Option func(*lockopt.Options)
 
 // WithLease gives every hold of the Mutex a fixed lease d: no renewal; the
 // key expires d after the acquisition unless unlocked before, and the hold
-// then reports ErrLockLost. New panics if d is below 1 ms.
-// Default: watchdog mode (the Client's watchdog timeout, renewed every third).
+// then reports ErrLockLost. Below redisync.MinLease (10 ms), every method of
+// the handle returns redisync.ErrInvalidLease without I/O. Default: watchdog
+// mode (the Client's watchdog timeout, renewed every third).
 func WithLease(d time.Duration) Option {
 	return func(o *lockopt.Options) { o.SetLease(d) }
 }

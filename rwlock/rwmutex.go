@@ -48,8 +48,9 @@ type RWMutex struct {
 // The lock is the Redis hash named exactly name, in Redisson's
 // RReadWriteLock layout (see the package doc). A name that cannot be used
 // (empty, longer than MaxNameLength, or unusable on a Cluster) makes every
-// method return ErrInvalidName without I/O, and so does an owner id
-// WithOwner refuses, with ErrInvalidOwner. New panics if c is nil or an
+// method return ErrInvalidName without I/O, and so do an owner id
+// WithOwner refuses (ErrInvalidOwner) and a WithLease below
+// redisync.MinLease (ErrInvalidLease). New panics if c is nil or another
 // option is out of range.
 func New(c *redisync.Client, name string, opts ...Option) *RWMutex {
 	e := engine.FromClient(c)
@@ -61,6 +62,9 @@ func New(c *redisync.Client, name string, opts ...Option) *RWMutex {
 	o.Validate("rwlock")
 	if nameErr == nil {
 		nameErr = o.CheckOwner("rwlock", name)
+	}
+	if nameErr == nil {
+		nameErr = o.LeaseErr("rwlock") // a lease is often configuration: an error, not a panic
 	}
 	owner, lease, fixed := o.Resolve(e)
 	derive := func(prefix string) string { k, _ := keys.Derived(prefix, name); return k }

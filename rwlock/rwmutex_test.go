@@ -340,7 +340,7 @@ func TestBadInput(t *testing.T) {
 	assert.ErrorIs(t, New(e.C, "").RLock(bg()), redisync.ErrInvalidName)
 	assert.ErrorIs(t, New(e.C, strings.Repeat("x", MaxNameLength+1)).Lock(bg()), redisync.ErrInvalidName)
 	assert.Panics(t, func() { New(e.C, "x", WithWaiterTimeout(time.Millisecond)) })
-	assert.Panics(t, func() { New(e.C, "x", WithLease(time.Microsecond)) })
+	assert.ErrorIs(t, New(e.C, "x", WithLease(time.Microsecond)).RLock(bg()), redisync.ErrInvalidLease)
 	rw := New(e.C, "x")
 	assert.ErrorIs(t, rw.Unlock(bg()), redisync.ErrNotHeld)
 	assert.ErrorIs(t, rw.RUnlock(bg()), redisync.ErrNotHeld)

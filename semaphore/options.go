@@ -15,9 +15,10 @@ const DefaultWaiterTimeout = lockopt.DefaultWaiterTimeout
 
 // WithLease gives every Permit a fixed lease d: no renewal; the permits go
 // back to the semaphore d after the acquisition unless released before, and
-// the Permit then reports ErrLockLost. New panics if d is below 1 ms.
-// Default: watchdog mode (the Client's watchdog timeout, renewed every third
-// until Release).
+// the Permit then reports ErrLockLost. Below redisync.MinLease (10 ms), every
+// method of the Semaphore returns redisync.ErrInvalidLease without I/O. Default:
+// watchdog mode (the Client's watchdog timeout, renewed every third until
+// Release).
 func WithLease(d time.Duration) Option {
 	return func(o *lockopt.Options) { o.SetLease(d) }
 }

@@ -57,8 +57,9 @@ type Semaphore struct {
 // A name that cannot be used (empty, longer than MaxNameLength, or unusable
 // on a Cluster) makes every method return redisync.ErrInvalidName without
 // I/O; a capacity above MaxPermits (often configuration, so data) makes
-// every method return ErrBadCount without I/O. New panics if c is nil,
-// permits is below 1, or an option is out of range.
+// every method return ErrBadCount without I/O, and a WithLease below
+// redisync.MinLease redisync.ErrInvalidLease. New panics if c is nil,
+// permits is below 1, or another option is out of range.
 func New(c *redisync.Client, name string, permits int, opts ...Option) *Semaphore {
 	e := engine.FromClient(c)
 	nameErr := lockopt.CheckName("semaphore", e, name)
@@ -74,6 +75,9 @@ func New(c *redisync.Client, name string, permits int, opts ...Option) *Semaphor
 		opt(&o)
 	}
 	o.Validate("semaphore")
+	if nameErr == nil {
+		nameErr = o.LeaseErr("semaphore") // a lease is often configuration: an error, not a panic
+	}
 	_, lease, fixed := o.Resolve(e)
 	derive := func(prefix string) string { k, _ := keys.Derived(prefix, name); return k }
 	info, holder := e.HolderInfo(name)

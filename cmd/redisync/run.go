@@ -210,8 +210,8 @@ var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, sys
 // under acquires, runs cmd, and releases; it returns the exit status. check,
 // if set, runs once connected, before the wait (sem run's capacity check).
 func (f *runFlags) under(what, name string, cmd []string, stderr io.Writer, newHold func(*redisync.Client) holdable, check func(context.Context) (int, string)) int {
-	if f.lease < 10*time.Millisecond || f.grace < 0 {
-		return fail(stderr, what, exitUsage, "--lease must be at least 10ms and --grace not negative")
+	if f.lease < redisync.MinLease || f.grace < 0 {
+		return fail(stderr, what, exitUsage, "--lease must be at least %v (redisync.MinLease) and --grace not negative", redisync.MinLease)
 	}
 	if len(name) > rlock.MaxNameLength {
 		return fail(stderr, what, exitUsage, "NAME is longer than %d bytes", rlock.MaxNameLength)

@@ -18,7 +18,8 @@ import (
 )
 
 // Attempt makes one acquisition attempt. It reports whether it acquired and,
-// when busy, a hint of how long the current holder may keep it (0: unknown).
+// when busy, a hint of how long the current holder may keep it (0: unknown;
+// see Hint for how a script's reply becomes one).
 type Attempt func(ctx context.Context) (acquired bool, hint time.Duration, err error)
 
 // Acquire runs the waiting loop shared by every primitive:
@@ -261,7 +262,24 @@ func Transient(err error) bool {
 	return errors.As(err, &ne)
 }
 
-// pollBound is how long to wait before the next attempt without a wake-up.
+// Hint is the wait hint of a busy reply that says the holder may keep the
+// lock another ms milliseconds (a PTTL, or a script's estimate): ms+1 ms,
+// since Redis rounds a remaining lease down to the millisecond and the next
+// attempt should find it run out, not a fraction of a millisecond short. A
+// lease that runs out now (0) is a 1 ms hint — retry at once —, never
+// "unknown": a waiter that took it for unknown would sleep a whole MaxPoll
+// past the expiry. A negative ms (-1: the key has no expiry; -2: it is
+// gone; a script's "none") is no hint (0).
+func Hint(ms int64) time.Duration {
+	if ms < 0 {
+		return 0
+	}
+	return time.Duration(ms+1) * time.Millisecond
+}
+
+// pollBound is how long to wait before the next attempt without a wake-up:
+// the hint when it is shorter than MaxPoll (a lease about to run out), else
+// MaxPoll.
 func (e *Engine) pollBound(hint time.Duration) time.Duration {
 	d := e.Config.MaxPoll
 	if hint > 0 && hint < d {

@@ -15,6 +15,8 @@ var (
 	ErrClosed = errors.New("redisync: client closed")
 	// ErrInvalidName: the name cannot be used on this deployment.
 	ErrInvalidName = errors.New("redisync: invalid name")
+	// ErrInvalidLease: a fixed lease below the minimum (lockopt.MinLease).
+	ErrInvalidLease = errors.New("redisync: invalid lease")
 	// ErrNonReentrant: a non-reentrant handle tried to lock a lock it already holds.
 	ErrNonReentrant = errors.New("redisync: non-reentrant lock already held by this owner")
 )

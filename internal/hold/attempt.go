@@ -128,7 +128,7 @@ func attemptAll(ctx context.Context, holds []*Hold, latched bool, acquire Acquir
 		if ctx.Err() != nil {
 			return false, 0, ctx.Err()
 		}
-		return false, time.Duration(busy.PTTL) * time.Millisecond, nil
+		return false, engine.Hint(busy.PTTL), nil
 	}
 	if ctx.Err() != nil {
 		// Granted, but the caller has gone: give it back.

@@ -17,8 +17,22 @@ import (
 // sent with every command and is part of every wake-up channel.
 const MaxNameLength = 4096
 
-// MinDuration is the shortest lease or waiter timeout accepted.
+// MinDuration is a millisecond: a waiter timeout is at least 10 of it.
 const MinDuration = time.Millisecond
+
+// MinLease is the shortest lease accepted: redisync.MinLease, whose doc
+// says why.
+const MinLease = 10 * time.Millisecond
+
+// LeaseErr is the error of a handle of primitive pkg with a fixed lease d,
+// nil when d is at least MinLease: the handle's methods return it before
+// any I/O (see redisync.ErrInvalidLease).
+func LeaseErr(pkg string, d time.Duration) error {
+	if d >= MinLease {
+		return nil
+	}
+	return fmt.Errorf("%s: lease %v is below MinLease (%v): no grant would outlive its reply: %w", pkg, d, MinLease, errs.ErrInvalidLease)
+}
 
 // DefaultWaiterTimeout is how long a waiter that stopped heartbeating keeps
 // its place in a queue (fairlock, rwlock writer preference).
@@ -59,11 +73,17 @@ func (o *Options) SetOwner(id string) { o.Owner, o.ownerSet = id, true }
 // SetWaiterTimeout records WithWaiterTimeout(d).
 func (o *Options) SetWaiterTimeout(d time.Duration) { o.WaiterTimeout, o.waiterTimeoutSet = d, true }
 
-// Validate panics, naming the package, on an out-of-range option.
-func (o *Options) Validate(pkg string) {
-	if o.leaseSet && o.Lease < MinDuration {
-		panic(fmt.Sprintf("%s: lease %v is below the minimum %v", pkg, o.Lease, MinDuration))
+// LeaseErr is LeaseErr for WithLease's lease, nil when none was set.
+func (o *Options) LeaseErr(pkg string) error {
+	if !o.leaseSet {
+		return nil
 	}
+	return LeaseErr(pkg, o.Lease)
+}
+
+// Validate panics, naming the package, on an out-of-range option. A lease
+// and an owner id are not among them: see LeaseErr and CheckOwner.
+func (o *Options) Validate(pkg string) {
 	if o.waiterTimeoutSet && o.WaiterTimeout < 10*MinDuration {
 		panic(fmt.Sprintf("%s: waiter timeout %v is below the minimum %v", pkg, o.WaiterTimeout, 10*MinDuration))
 	}
@@ -107,8 +127,8 @@ func (o *Options) Resolve(e *engine.Engine) (owner string, lease time.Duration, 
 	if owner == "" {
 		owner = e.NewOwner()
 	}
-	if o.Lease > 0 {
-		return owner, o.Lease, true
+	if o.leaseSet {
+		return owner, max(o.Lease, MinLease), true // below MinLease: LeaseErr refuses every call
 	}
 	return owner, e.Config.WatchdogTimeout, false
 }

@@ -109,8 +109,10 @@ type Acquired struct {
 	Token uint64 // fencing token of the hold (OK only)
 	Count int64  // hold count after the acquisition (OK only)
 	// PTTL is, when busy, how long the caller may have to wait in ms: the
-	// holder's remaining lease for most locks; -1 when the key has no expiry
-	// (written by someone else without a lease).
+	// holder's remaining lease for most locks, 0 when it runs out within the
+	// millisecond; -1 when there is no hint: the key has no expiry (written
+	// by someone else without a lease), or no permit of a semaphore is held.
+	// engine.Hint turns it into a wait.
 	PTTL int64
 }
 

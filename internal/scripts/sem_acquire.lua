@@ -20,7 +20,7 @@
 -- ARGV[7]  holder-info payload to record for the permit ("": none)
 --
 -- Reply: {token, n} granted; when not, a wait hint in ms (until the first
--- holder's lease runs out, 0 when none); error TOO_MANY when n exceeds the
+-- holder's lease runs out, at least 1; -1 when no permit is held); error TOO_MANY when n exceeds the
 -- capacity.
 --
 -- Fairness is strict FIFO, as golang.org/x/sync/semaphore: a request is
@@ -98,4 +98,4 @@ local first = redis.call('zrange', KEYS[2], 0, 0, 'withscores')
 if first[2] then
   return math.max(1, tonumber(first[2]) - now_ms)
 end
-return 0
+return -1
