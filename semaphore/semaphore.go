@@ -9,6 +9,7 @@ import (
 
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/internal/engine"
+	"github.com/redisync/redisync/internal/hold"
 	"github.com/redisync/redisync/internal/keys"
 	"github.com/redisync/redisync/internal/lockopt"
 	"github.com/redisync/redisync/internal/obs"
@@ -110,7 +111,7 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Permit, error) {
 		return nil, err
 	}
 	p := s.newPermit(n)
-	err := s.e.Acquire(ctx, s.keys.WaiterChannel(p.id), s.observed(), func(ctx context.Context) (bool, time.Duration, error) {
+	err := s.e.Acquire(hold.UndoAfter(ctx), s.keys.WaiterChannel(p.id), s.observed(), func(ctx context.Context) (bool, time.Duration, error) {
 		ok, hint, err := p.attempt(ctx, s.waitMs)
 		if heartbeat := s.waiterTimeout / 3; !ok && err == nil && (hint <= 0 || hint > heartbeat) {
 			hint = heartbeat
@@ -211,7 +212,7 @@ func (s *Semaphore) check(ctx context.Context, n int) error {
 
 // leave takes a failed or cancelled Acquire out of the queue.
 func (s *Semaphore) leave(ctx context.Context, id string) {
-	bctx, cancel := engine.Undo(ctx)
+	bctx, cancel := s.e.Undo(ctx)
 	defer cancel()
 	_, _ = scripts.QueueLeave(bctx, s.e.RC, s.keys.Queue, s.keys.Heartbeats, s.keys.Channel, id, s.e.Publish)
 }
