@@ -2,6 +2,8 @@ package redisync_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"reflect"
 	"runtime"
 	"sort"
@@ -427,4 +429,14 @@ func ourGoroutines() []string {
 		}
 	}
 	return out
+}
+
+// The package doc states UndoWait's and CloseTimeout's values; they must be
+// the constants'.
+func TestDocStatesTheCtxBounds(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	require.NoError(t, err)
+	text := strings.Join(strings.Fields(strings.ReplaceAll(string(doc), "//", "")), " ")
+	assert.Contains(t, text, fmt.Sprintf("UndoWait (%d ms)", redisync.UndoWait.Milliseconds()))
+	assert.Contains(t, text, fmt.Sprintf("CloseTimeout (%g s)", redisync.CloseTimeout.Seconds()))
 }

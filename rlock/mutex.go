@@ -112,7 +112,8 @@ func (m *Mutex) Owner() string { return m.owner }
 // reentrant handle (WithReentrant, WithOwner) it nests: each Lock needs its
 // own Unlock, and the hold keeps its token.
 //
-// It returns nil, ctx.Err() unwrapped when ctx ends (nothing is left held),
+// It returns nil, ctx.Err() unwrapped when ctx ends (within
+// redisync.UndoWait of its end; nothing is left held, see the package doc),
 // redisync.ErrClosed, redisync.ErrNonReentrant, or an error from Redis.
 // Lock panics on a nil ctx.
 func (m *Mutex) Lock(ctx context.Context) error {

@@ -103,9 +103,11 @@ func (s *Semaphore) Name() string { return s.name }
 
 // Acquire blocks until n permits are held together, or ctx ends. Requests
 // are served in arrival order (see the package doc). It returns the Permit,
-// or nil and: ctx.Err() unwrapped when ctx ends (nothing is held and the
-// request has left the queue), ErrBadCount, ErrTooMany, redisync.ErrClosed,
-// or an error from Redis. Acquire panics on a nil ctx.
+// or nil and: ctx.Err() unwrapped when ctx ends (within redisync.UndoWait
+// of its end; nothing is held and the request has left the queue, unless
+// the server did not answer within that bound: see the package doc),
+// ErrBadCount, ErrTooMany, redisync.ErrClosed, or an error from Redis.
+// Acquire panics on a nil ctx.
 func (s *Semaphore) Acquire(ctx context.Context, n int) (*Permit, error) {
 	if err := s.check(ctx, n); err != nil {
 		return nil, err

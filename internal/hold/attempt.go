@@ -267,7 +267,8 @@ func (a *attempt) undo() {
 }
 
 // undoLater gives the undo to a Client task, which keeps the handle's
-// operations waiting until it is done: the caller returns at once even when
+// operations waiting until it is done: the caller does not wait past
+// engine.UndoWait for it (awaitUndo) even when
 // the network swallows the release's reply.
 func (a *attempt) undoLater(e *engine.Engine) {
 	a.handedOff = true
