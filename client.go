@@ -66,7 +66,9 @@ func (c *Client) ID() string { return c.e.ID }
 // this way leaves its hold in Redis to expire with its lease, and an undo
 // given up leaves a grant to expire with its lease or a queued request to
 // lapse after its waiter timeout. Nothing else is left: Close returns
-// after every goroutine of the Client has exited. Holds still renewed are
+// after every goroutine of the Client has exited — save a task caught
+// inside rueidis opening a new connection to a server that does not answer,
+// which rueidis's dial timeout ends. Holds still renewed are
 // reported lost (Done closes, Err matches ErrLockLost and ErrClosed) and
 // expire in Redis within their lease; waiters in Lock return ErrClosed.
 // Close does not release locks: Unlock first. It is idempotent and always

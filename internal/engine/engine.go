@@ -133,22 +133,28 @@ func (e *Engine) IsClosed() bool {
 }
 
 // CloseTimeout bounds how long Close waits for the Client's tasks (releases
-// and undos whose callers stopped waiting) before it gives up the ones left:
-// their contexts end, and each returns at once.
+// and undos whose callers stopped waiting): until abandonGrace before it
+// they run on; then the ones left are given up (their contexts end) and
+// return within abandonGrace.
 const CloseTimeout = CompensateTimeout
 
+// abandonGrace is how long a given-up task has to return. It returns at
+// once unless it is inside a rueidis call that does not watch its ctx (a
+// connection being opened to a server that does not answer: rueidis's dial
+// timeout bounds it); Close does not wait for such a task past the grace.
+const abandonGrace = 250 * time.Millisecond
+
 // Close stops the watchdog (holds are told they were lost) and the hub, and
-// waits for their goroutines and for the Client's tasks — for at most
-// CloseTimeout, then the tasks left are abandoned (their contexts end) and
-// Close waits for them to return. It is idempotent.
+// waits for their goroutines and for the Client's tasks, for at most
+// CloseTimeout (see there). It is idempotent.
 func (e *Engine) Close() {
 	e.closeOnce.Do(func() {
 		close(e.closed)
 		e.Watchdog.Close()
 		e.Hub.Close()
-		if !e.tasks.waitFor(CloseTimeout) {
+		if !e.tasks.waitFor(CloseTimeout - abandonGrace) {
 			e.abandonTask()
-			e.tasks.waitFor(-1)
+			e.tasks.waitFor(abandonGrace)
 		}
 		e.abandonTask()
 	})
@@ -203,6 +209,12 @@ func Background(ctx context.Context) (context.Context, context.CancelFunc) {
 func Undo(ctx context.Context) (context.Context, context.CancelFunc) {
 	bctx, cancel := Background(ctx)
 	return markNoWait(bctx), cancel
+}
+
+// Background is Background for a Client task: its context ends also when
+// Close gives up the tasks left.
+func (e *Engine) Background(ctx context.Context) (context.Context, context.CancelFunc) {
+	return e.bound(Background(ctx))
 }
 
 // Undo is Undo for a Client task: its context ends also when Close gives
