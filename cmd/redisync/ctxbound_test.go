@@ -62,7 +62,7 @@ func TestCommandsGiveUpWithinTheirBoundWhileTheServerStalls(t *testing.T) {
 		took time.Duration
 		err  string
 	}
-	results := make([]result, len(rows))
+	results := make([]result, len(rows)+1) // the last: unlock's
 	var wg sync.WaitGroup
 	for i, r := range rows {
 		cmd := command(e, r.args...)
@@ -83,6 +83,23 @@ func TestCommandsGiveUpWithinTheirBoundWhileTheServerStalls(t *testing.T) {
 		locktest.Eventually(t, wait/2, r.waiting, r.name+" never waited")
 	}
 	e.Srv.Pause()
+	// unlock has no --wait: it starts during the stall, and its bound is its
+	// connect's (connectTimeout) and the way out, as its help says.
+	unlock := command(e, "unlock", "--force", "--yes", "cb:run")
+	var unlockErr bytes.Buffer
+	unlock.Stderr = &unlockErr
+	unlockStart := time.Now()
+	require.NoError(t, unlock.Start())
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		err := unlock.Wait()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		results[len(rows)] = result{code, time.Since(unlockStart), unlockErr.String()}
+	}()
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	select {
@@ -91,6 +108,10 @@ func TestCommandsGiveUpWithinTheirBoundWhileTheServerStalls(t *testing.T) {
 	}
 	e.Srv.Resume()
 	<-done
+	u := results[len(rows)]
+	t.Logf("unlock: exit %d after %v: %s", u.code, u.took, u.err)
+	assert.Equal(t, exitError, u.code, "unlock: %s", u.err)
+	assert.Less(t, u.took, connectTimeout+exitCloseTimeout+1500*time.Millisecond, "unlock outlived its bound")
 	assert.Contains(t, strings.Join(strings.Fields(runAboutTail), " "),
 		fmt.Sprintf("at most %g s after --wait passed", stallBound.Seconds()), "the help states the bound")
 	for i, r := range rows {
