@@ -29,9 +29,9 @@ import (
 // A row of the ctx-bound table: one public method that takes a ctx. prep
 // runs while the server answers (taking the holds an Unlock row releases)
 // and returns the call; the call waits for stalled (closed once the server
-// is stopped) and then makes its call — except a call that must begin
-// before the stall (Do, whose Lock comes first), which waits for stalled
-// itself where it needs to.
+// is stopped) and then makes its call (after) — except a call that begins
+// before the stall: a waiter on a busy lock (early), or Do, whose Lock
+// comes first and whose function waits for stalled.
 type stallRow struct {
 	name string
 	prep func(t *testing.T, c *redisync.Client, name string) func(ctx context.Context, stalled <-chan struct{}) error
@@ -43,6 +43,12 @@ func after(call func(ctx context.Context) error) func(context.Context, <-chan st
 		<-stalled
 		return call(ctx)
 	}
+}
+
+// early wraps a call that starts before the stall: a waiter on a lock
+// held by others is in its wait loop when the server stops.
+func early(call func(ctx context.Context) error) func(context.Context, <-chan struct{}) error {
+	return func(ctx context.Context, _ <-chan struct{}) error { return call(ctx) }
 }
 
 func bgCtx() context.Context { return context.Background() }
@@ -66,7 +72,7 @@ func stallRows() []stallRow {
 		}),
 		row("rlock.Mutex.Lock/busy", func(t *testing.T, c *redisync.Client, n string) func(context.Context, <-chan struct{}) error {
 			held(t, rlock.New(c, n))
-			return err1(rlock.New(c, n).Lock)
+			return early(rlock.New(c, n).Lock)
 		}),
 		row("rlock.Mutex.TryLock", func(t *testing.T, c *redisync.Client, n string) func(context.Context, <-chan struct{}) error {
 			return bool1(rlock.New(c, n).TryLock)
@@ -79,14 +85,14 @@ func stallRows() []stallRow {
 		}),
 		row("fairlock.Mutex.Lock/busy", func(t *testing.T, c *redisync.Client, n string) func(context.Context, <-chan struct{}) error {
 			held(t, fairlock.New(c, n))
-			return err1(fairlock.New(c, n).Lock)
+			return early(fairlock.New(c, n).Lock)
 		}),
 		row("fairlock.Mutex.Lock/redisson-queue", func(t *testing.T, c *redisync.Client, n string) func(context.Context, <-chan struct{}) error {
 			return err1(fairlock.New(c, n, fairlock.WithRedissonQueue(2*time.Second)).Lock)
 		}),
 		row("fairlock.Mutex.Lock/redisson-queue-busy", func(t *testing.T, c *redisync.Client, n string) func(context.Context, <-chan struct{}) error {
 			held(t, fairlock.New(c, n, fairlock.WithRedissonQueue(2*time.Second)))
-			return err1(fairlock.New(c, n, fairlock.WithRedissonQueue(2*time.Second)).Lock)
+			return early(fairlock.New(c, n, fairlock.WithRedissonQueue(2*time.Second)).Lock)
 		}),
 		row("fairlock.Mutex.TryLock", func(t *testing.T, c *redisync.Client, n string) func(context.Context, <-chan struct{}) error {
 			return bool1(fairlock.New(c, n).TryLock)
@@ -108,14 +114,14 @@ func stallRows() []stallRow {
 		}),
 		row("rwlock.RWMutex.Lock/writer-preference-busy", func(t *testing.T, c *redisync.Client, n string) func(context.Context, <-chan struct{}) error {
 			require.NoError(t, rwlock.New(c, n).RLock(bgCtx()))
-			return err1(rwlock.New(c, n, rwlock.WithWriterPreference()).Lock)
+			return early(rwlock.New(c, n, rwlock.WithWriterPreference()).Lock)
 		}),
 		row("rwlock.RWMutex.RLock", func(t *testing.T, c *redisync.Client, n string) func(context.Context, <-chan struct{}) error {
 			return err1(rwlock.New(c, n).RLock)
 		}),
 		row("rwlock.RWMutex.RLock/busy", func(t *testing.T, c *redisync.Client, n string) func(context.Context, <-chan struct{}) error {
 			held(t, rwlock.New(c, n))
-			return err1(rwlock.New(c, n).RLock)
+			return early(rwlock.New(c, n).RLock)
 		}),
 		row("rwlock.RWMutex.TryLock", func(t *testing.T, c *redisync.Client, n string) func(context.Context, <-chan struct{}) error {
 			return bool1(rwlock.New(c, n).TryLock)
@@ -140,7 +146,7 @@ func stallRows() []stallRow {
 			s := semaphore.New(c, n, 2)
 			_, err := s.Acquire(bgCtx(), 2)
 			require.NoError(t, err)
-			return after(func(ctx context.Context) error { _, err := s.Acquire(ctx, 1); return err })
+			return early(func(ctx context.Context) error { _, err := s.Acquire(ctx, 1); return err })
 		}),
 		row("semaphore.Semaphore.TryAcquire", func(t *testing.T, c *redisync.Client, n string) func(context.Context, <-chan struct{}) error {
 			return after(func(ctx context.Context) error { _, _, err := semaphore.New(c, n, 2).TryAcquire(ctx, 1); return err })
@@ -276,9 +282,10 @@ func (vacuousError) Error() string { return "the call met the stall before the p
 
 // Issue 22, defects 8 and 9: every public blocking method returns within
 // redisync.UndoWait of its ctx's end while the server is stopped (SIGSTOP):
-// the rows share one stall of one server, each on its own Client, and a
-// call's first round trip is the one the stall swallows (a "/busy" row's
-// waiter is past its first attempt). Before, a fairlock Lock returned 4.7 s
+// the rows share one stall of one server, each on its own Client. A
+// call's first round trip is the one the stall swallows, except in the
+// "/busy" rows, whose waiter has waited 300 ms on a lock held by others
+// when the server stops. Before, a fairlock Lock returned 4.7 s
 // after a 300 ms deadline (it waited out the settle bound twice: for its
 // attempt's reply, then for its leave), and Do ~10 s after (its Unlock had
 // a ctx that never ended, bounded only by rueidis's write timeout).
