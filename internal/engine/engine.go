@@ -65,8 +65,11 @@ type Engine struct {
 	tasks     taskGroup // background work the Client owns (Settle)
 	closed    chan struct{}
 	closeOnce sync.Once
-	// abandon is cancelled when Close stops waiting for the tasks: every
-	// context from Detach, Undo and Background ends with it.
+	// abandon is cancelled when Close gives up the tasks left: every
+	// context of a task (Detach, and the methods Undo and Background) ends
+	// with it. Close then puts a fresh one in its place, for work after
+	// Close (an Unlock that cleans up a hold Close reported lost).
+	abandonMu   sync.Mutex
 	abandon     context.Context
 	abandonTask context.CancelFunc
 }
@@ -153,10 +156,12 @@ func (e *Engine) Close() {
 		e.Watchdog.Close()
 		e.Hub.Close()
 		if !e.tasks.waitFor(CloseTimeout - abandonGrace) {
+			e.abandonMu.Lock()
 			e.abandonTask()
+			e.abandon, e.abandonTask = context.WithCancel(context.Background())
+			e.abandonMu.Unlock()
 			e.tasks.waitFor(abandonGrace)
 		}
-		e.abandonTask()
 	})
 }
 
@@ -225,7 +230,9 @@ func (e *Engine) Undo(ctx context.Context) (context.Context, context.CancelFunc)
 
 // bound makes ctx (with its cancel) end also when Close gives up its tasks.
 func (e *Engine) bound(ctx context.Context, cancel context.CancelFunc) (context.Context, context.CancelFunc) {
+	e.abandonMu.Lock()
 	stop := context.AfterFunc(e.abandon, cancel)
+	e.abandonMu.Unlock()
 	return ctx, func() {
 		stop()
 		cancel()
