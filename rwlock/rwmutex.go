@@ -128,10 +128,13 @@ func (rw *RWMutex) Owner() string { return rw.keys.Owner }
 // sync.RWMutex.Lock does (WithNonReentrant: redisync.ErrNonReentrant at
 // once). On a reentrant handle it nests when the handle already holds the
 // write lock, and returns ErrUpgrade at once when the handle holds read
-// holds but not the write hold. Otherwise errors are as rlock.Mutex.Lock's. Under writer preference, a Lock that fails has
-// withdrawn its claim before it returns; when its last attempt is still in
-// flight as ctx ends, that waits for the attempt's reply (one round trip).
-// Lock panics on a nil ctx.
+// holds but not the write hold. Otherwise errors are as rlock.Mutex.Lock's
+// (a Lock whose ctx ends returns within redisync.UndoWait of its end).
+// Under writer preference, a Lock that fails has withdrawn its claim before
+// it returns; when its last attempt is still in flight as ctx ends, that
+// waits for the attempt's reply (one round trip) — for at most UndoWait:
+// past it a Client task withdraws the claim, and until then readers may
+// wait behind it. Lock panics on a nil ctx.
 func (rw *RWMutex) Lock(ctx context.Context) error {
 	if err := rw.check(ctx); err != nil {
 		return err
