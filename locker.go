@@ -44,7 +44,7 @@ type Locker interface {
 	// The hold ends locally at once and the release is sent whatever ctx
 	// says: ctx bounds only the wait for the reply (ctx.Err() when it ends
 	// first; the release then completes in the background, and
-	// Client.Close waits for it).
+	// Client.Close waits for it, for at most CloseTimeout).
 	Unlock(ctx context.Context) error
 	// Token is the fencing token of the current hold, 0 if none.
 	Token() uint64

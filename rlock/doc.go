@@ -96,7 +96,9 @@
 // long Unlock waits for Redis's reply. When ctx is already done, or ends
 // first, Unlock returns ctx.Err(): the hold has ended locally, the release
 // completes in the background (a Client task, bounded by 2 s after ctx's
-// end), and Client.Close waits for it. So the everyday
+// end), and Client.Close waits for it (for at most redisync.CloseTimeout;
+// a release still unanswered then is given up, and the hold expires with
+// its lease). So the everyday
 //
 //	defer mu.Unlock(ctx) // ctx: a request's context, perhaps cancelled by now
 //

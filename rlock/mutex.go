@@ -150,7 +150,9 @@ func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 // The hold ends here at once and the release is sent whatever ctx says
 // (see the package doc's Unlock section): ctx bounds only the wait for the
 // reply. When ctx is done first Unlock returns ctx.Err(); the release
-// completes in the background and Client.Close waits for it. Otherwise it
+// completes in the background and Client.Close waits for it (for at most
+// redisync.CloseTimeout: a release it gives up expires with its lease).
+// Otherwise it
 // returns nil, redisync.ErrNotHeld when this owner holds no lock,
 // redisync.ErrLockLost when the hold was lost (Unlock then removes whatever
 // is left of it), or an error from Redis: then the release stays queued and

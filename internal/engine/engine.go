@@ -249,9 +249,11 @@ func (e *Engine) HoldCount(ctx context.Context, key, field string) (int, error) 
 	return int(n), err
 }
 
-// Go runs f as a task the Client owns: Close waits for it, also when it was
-// started while Close was waiting (only a task started after Close returned
-// runs unawaited; every task is bounded). Tasks do bounded cleanup (undoing
+// Go runs f as a task the Client owns: Close waits for it (for at most
+// CloseTimeout, then it is given up: its Detach, Undo and Background
+// contexts end), also when it was started while Close was waiting (only a
+// task started after Close returned runs unawaited; every task is
+// bounded). Tasks do bounded cleanup (undoing
 // a grant nobody wants) that a caller whose ctx ended should not wait for.
 func (e *Engine) Go(f func()) {
 	e.tasks.add()
