@@ -58,11 +58,21 @@ func New(rc rueidis.Client, opts ...Option) *Client {
 func (c *Client) ID() string { return c.e.ID }
 
 // Close stops renewals and subscriptions and waits for every goroutine the
-// Client started, including the tasks that give back grants whose callers
-// had gone (each bounded by a couple of seconds). Holds still renewed are reported lost (Done closes, Err
-// matches ErrLockLost and ErrClosed) and expire in Redis within their lease;
-// waiters in Lock return ErrClosed. Close does not release locks: Unlock
-// first. It is idempotent and always returns nil.
+// Client started, including its tasks: releases whose callers stopped
+// waiting (an Unlock whose ctx ended first, or is still waiting) and the
+// undos of cancelled calls. It waits for those tasks for at most
+// CloseTimeout: the ones still waiting for Redis then (a stalled or
+// unreachable server) are given up and return at once; a release given up
+// this way leaves its hold in Redis to expire with its lease, and an undo
+// given up leaves a grant to expire with its lease or a queued request to
+// lapse after its waiter timeout. Nothing else is left: Close returns
+// after every goroutine of the Client has exited — save a task caught
+// inside rueidis opening a new connection to a server that does not answer,
+// which rueidis's dial timeout ends. Holds still renewed are
+// reported lost (Done closes, Err matches ErrLockLost and ErrClosed) and
+// expire in Redis within their lease; waiters in Lock return ErrClosed.
+// Close does not release locks: Unlock first. It is idempotent and always
+// returns nil.
 func (c *Client) Close() error {
 	c.e.Close()
 	return nil

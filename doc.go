@@ -71,6 +71,20 @@
 // half of a release) and waiters fall back to polling; if it denies EVAL,
 // every call fails with the server's NOPERM error (a *rueidis.RedisError).
 //
+// # Contexts
+//
+// Every method that takes a ctx — of every primitive, and Do — returns
+// within UndoWait (250 ms) of its ctx's end, however the server behaves
+// (stalled, cut off, gone): the bound is on the call, not on Redis. A call
+// that ends with ctx.Err() leaves nothing behind: the grant it may have got
+// is given back, its place in a queue is left, and within UndoWait that
+// has landed before the call returns; past it a Client task finishes the
+// undo within a couple of seconds, and until then the name may show held.
+// Unlock always releases: its ctx bounds only the wait for the reply.
+// Close waits for the Client's tasks for at most CloseTimeout (2 s), then
+// gives up the releases it cannot finish (their holds expire with their
+// leases).
+//
 // # Safety
 //
 // A lease is not mutual exclusion: a holder paused longer than its lease (GC,

@@ -2,9 +2,27 @@ package redisync
 
 import (
 	"context"
+	"errors"
 
+	"github.com/redisync/redisync/internal/engine"
 	"github.com/redisync/redisync/internal/errs"
 )
+
+// UndoWait bounds how long a call whose ctx has ended keeps waiting for
+// Redis: a cancelled Lock, Acquire or Await (of every primitive) returns
+// within UndoWait of its ctx's end, and so does Do. Within that bound the
+// call's undo has landed when it returns — a grant given back, a queue
+// left, permits returned, so that a TryLock or TryAcquire right after it
+// sees the name as it was. When the server does not answer within it (a
+// stall, a cut network), the call returns and a Client task finishes the
+// undo within a couple of seconds (Client.Close waits for it, see
+// CloseTimeout); until then the name may show held or the request queued.
+const UndoWait = engine.UndoWait
+
+// CloseTimeout bounds how long Client.Close waits for the Client's tasks:
+// releases whose callers stopped waiting (Unlock, Release with a ctx that
+// ended first) and undos of cancelled calls.
+const CloseTimeout = engine.CloseTimeout
 
 // Locker is the hold surface every primitive of redisync offers:
 // rlock.Mutex, fairlock.Mutex, rwlock.RWMutex (its write side) and its
@@ -26,7 +44,7 @@ type Locker interface {
 	// The hold ends locally at once and the release is sent whatever ctx
 	// says: ctx bounds only the wait for the reply (ctx.Err() when it ends
 	// first; the release then completes in the background, and
-	// Client.Close waits for it).
+	// Client.Close waits for it, for at most CloseTimeout).
 	Unlock(ctx context.Context) error
 	// Token is the fencing token of the current hold, 0 if none.
 	Token() uint64
@@ -41,6 +59,13 @@ type Locker interface {
 // before another holder starts. Unlock runs even if ctx ends meanwhile, and
 // even if fn panics: the lock is released, then the panic continues up the
 // caller's stack.
+//
+// Do waits for Unlock's reply while ctx lives, and for at most UndoWait
+// after ctx has ended: so a Do whose ctx ends returns within UndoWait of
+// that end (plus what fn itself takes), even when the server stalls. A
+// release whose reply has not come by then completes in the background,
+// as Unlock's does (Client.Close waits for it), and Do reports ctx.Err()
+// for it.
 //
 // Do returns Lock's error if the lock was never taken; otherwise fn's error
 // joined with Unlock's (ErrLockLost if the hold was lost) on one line, each
@@ -63,7 +88,13 @@ func Do(ctx context.Context, l Locker, fn func(ctx context.Context) error) error
 	unlock := func() error {
 		cancel(nil)
 		<-watcher
-		return l.Unlock(context.WithoutCancel(ctx))
+		uctx, ucancel := engine.Linger(ctx, UndoWait)
+		defer ucancel()
+		err := l.Unlock(uctx)
+		if uerr := uctx.Err(); uerr != nil && errors.Is(err, uerr) && ctx.Err() != nil {
+			return ctx.Err() // the wait ended UndoWait after ctx: the release goes on
+		}
+		return err
 	}
 	if !doSkipsUnlockOnPanic {
 		// Deferred, so that a panicking fn does not leave the lock held

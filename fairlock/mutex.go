@@ -136,12 +136,16 @@ func (m *Mutex) Owner() string { return m.owner }
 // WithOwner) it nests at once without queueing.
 //
 // It returns nil, ctx.Err() unwrapped when ctx ends, redisync.ErrClosed,
-// redisync.ErrNonReentrant, or an error from Redis. When it returns an
-// error the handle has left the queue (if that last round trip fails, its
-// place lapses after the waiter timeout) and holds nothing new: a Lock whose
-// last attempt is still in flight when ctx ends waits for its reply (one
-// round trip; at most engine.CompensateTimeout when the network is cut) so
-// that it can leave the queue after it.
+// redisync.ErrNonReentrant, or an error from Redis. When ctx ends, Lock
+// returns within redisync.UndoWait of its end, whatever the server does.
+// When it returns an error the handle has left the queue and holds nothing
+// new: a Lock whose last attempt is still in flight when ctx ends waits
+// for its reply and then leaves (one round trip each). If the server does
+// not answer within redisync.UndoWait, Lock returns and a Client task
+// leaves the queue and gives back a grant, within
+// engine.CompensateTimeout (past it, the place lapses after the waiter
+// timeout and a grant with its lease); until then the lock may show held,
+// or this owner queued.
 // Lock panics on a nil ctx.
 func (m *Mutex) Lock(ctx context.Context) error {
 	if err := m.check(ctx); err != nil {
@@ -150,12 +154,13 @@ func (m *Mutex) Lock(ctx context.Context) error {
 	if err := m.gate.Enter(ctx); err != nil {
 		return err
 	}
-	err := m.e.Acquire(ctx, m.channel, m.observed(), m.attemptQueued)
+	err := m.e.Acquire(hold.UndoAfter(ctx), m.channel, m.observed(), m.attemptQueued)
 	if err != nil && err != redisync.ErrNonReentrant {
 		// An attempt cut short by ctx may still be joining the queue in
-		// Redis: let it finish (at most one reply, bounded), then leave.
-		m.hold.Quiesce()
-		m.leave(ctx)
+		// Redis: leave after it (AfterOps waits for that for at most
+		// redisync.UndoWait; a Client task finishes it if the server does
+		// not answer by then, before the handle's next attempt).
+		m.hold.AfterOps(func() { m.leave(ctx) })
 	}
 	// Only now may the next goroutine sharing the handle queue: the owner's
 	// place has been left, so it cannot inherit this Lock's.
@@ -239,7 +244,7 @@ func (m *Mutex) attemptQueued(ctx context.Context) (bool, time.Duration, error) 
 
 // leave takes this owner out of the queue after a failed or cancelled Lock.
 func (m *Mutex) leave(ctx context.Context) {
-	bctx, cancel := engine.Undo(ctx)
+	bctx, cancel := m.e.Undo(ctx)
 	defer cancel()
 	if m.redissonWait != "" {
 		_, _ = scripts.FairRedissonLeave(bctx, m.e.RC, &m.keys, m.owner, m.e.Publish, m.redissonWait)

@@ -62,7 +62,7 @@ func (m *Mutex) sendAcquires(ctx context.Context, value string) *phase1 {
 	}
 	for i, n := range m.nodes {
 		go func() { // its reply is received by collect or by settleLate's task
-			actx, cancel := engine.Background(ctx)
+			actx, cancel := m.e0.Background(ctx) // ends when the task's Client gives it up
 			if mutantAbandon {
 				actx, cancel = context.WithTimeout(ctx, m.nodeTimeout)
 			}

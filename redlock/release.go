@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/redisync/redisync/internal/engine"
 	"github.com/redisync/redisync/internal/scripts"
 )
 
@@ -19,7 +18,8 @@ func (m *Mutex) releaseWait() time.Duration { return max(m.nodeTimeout, minRelea
 // idx in parallel and waits for the replies until ctx ends or wait has
 // passed, but not for nodes that are stalled (see nodeState.stalled).
 // The releases run with a context ctx's end does not cancel
-// (bounded by engine.CompensateTimeout): a release is always sent, and
+// (bounded by engine.CompensateTimeout, and by Close giving up the first
+// Client's tasks): a release is always sent, and
 // never abandoned in flight. It returns one error per node (nil for nodes
 // not in idx; for a node still to answer ErrNodeTimeout, or ctx.Err() if
 // ctx ended), and, when some node is still to answer, rest, which awaits
@@ -44,7 +44,7 @@ func (m *Mutex) release(ctx context.Context, idx []int, value string, wait time.
 	for _, i := range idx {
 		n := m.nodes[i]
 		go func() { // its result is received below or by rest
-			rctx, cancel := engine.Background(ctx)
+			rctx, cancel := m.e0.Background(ctx) // ends when the task's Client gives it up
 			defer cancel()
 			_, err := scripts.RedlockRelease(rctx, n.e.RC, &n.keys, value)
 			n.state.returned(time.Now(), err == nil || scripts.IsReply(err))

@@ -99,7 +99,9 @@
 // long Unlock waits for Redis's reply. When ctx is already done, or ends
 // first, Unlock returns ctx.Err(): the hold has ended locally, the release
 // completes in the background (a Client task, bounded by 2 s after ctx's
-// end), and Client.Close waits for it. So the everyday
+// end), and Client.Close waits for it (for at most redisync.CloseTimeout;
+// a release still unanswered then is given up, and the hold expires with
+// its lease). So the everyday
 //
 //	defer mu.Unlock(ctx) // ctx: a request's context, perhaps cancelled by now
 //
@@ -115,11 +117,16 @@
 // expiry, restarts without persistence and script flushes, as long as the
 // server clock does not step back by more than the gap between two grants.
 //
-// A cancelled Lock returns ctx.Err() unwrapped, at its deadline. An acquire
-// already sent is never abandoned: its reply says whether it was granted,
-// and a grant nobody wants is given back with an owner-checked release — by
-// the caller when the reply is in, or by a Client task when ctx ends first
-// (Client.Close waits for those tasks). Nothing is left behind. While ctx is
+// A cancelled Lock (or TryLock) returns ctx.Err() unwrapped, within
+// redisync.UndoWait of its ctx's end. An acquire already sent is never
+// abandoned: its reply says whether it was granted, and a grant nobody
+// wants is given back with an owner-checked release — by the caller when
+// the reply is in, or by a Client task when ctx ends first, which Lock
+// waits for up to UndoWait (Client.Close waits for those tasks). Nothing is
+// left behind, and when Lock returns the grant is already given back —
+// unless the server did not answer within UndoWait (a stall, a cut
+// network): then the task gives it back within a couple of seconds, and
+// until it does the lock may show held. While ctx is
 // alive, nothing else bounds the wait: a stalled server delays Lock but
 // never surfaces as context.DeadlineExceeded, and a transient transport
 // error (a dropped connection, a server restarting) is retried after a

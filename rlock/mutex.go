@@ -120,7 +120,8 @@ func (m *Mutex) Owner() string { return m.owner }
 // reentrant handle (WithReentrant, WithOwner) it nests: each Lock needs its
 // own Unlock, and the hold keeps its token.
 //
-// It returns nil, ctx.Err() unwrapped when ctx ends (nothing is left held),
+// It returns nil, ctx.Err() unwrapped when ctx ends (within
+// redisync.UndoWait of its end; nothing is left held, see the package doc),
 // redisync.ErrClosed, redisync.ErrNonReentrant, or an error from Redis.
 // Lock panics on a nil ctx.
 func (m *Mutex) Lock(ctx context.Context) error {
@@ -157,7 +158,9 @@ func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 // The hold ends here at once and the release is sent whatever ctx says
 // (see the package doc's Unlock section): ctx bounds only the wait for the
 // reply. When ctx is done first Unlock returns ctx.Err(); the release
-// completes in the background and Client.Close waits for it. Otherwise it
+// completes in the background and Client.Close waits for it (for at most
+// redisync.CloseTimeout: a release it gives up expires with its lease).
+// Otherwise it
 // returns nil, redisync.ErrNotHeld when this owner holds no lock,
 // redisync.ErrLockLost when the hold was lost (Unlock then removes whatever
 // is left of it), or an error from Redis: then the release stays queued and

@@ -136,10 +136,13 @@ func (rw *RWMutex) Owner() string { return rw.keys.Owner }
 // sync.RWMutex.Lock does (WithNonReentrant: redisync.ErrNonReentrant at
 // once). On a reentrant handle it nests when the handle already holds the
 // write lock, and returns ErrUpgrade at once when the handle holds read
-// holds but not the write hold. Otherwise errors are as rlock.Mutex.Lock's. Under writer preference, a Lock that fails has
-// withdrawn its claim before it returns; when its last attempt is still in
-// flight as ctx ends, that waits for the attempt's reply (one round trip).
-// Lock panics on a nil ctx.
+// holds but not the write hold. Otherwise errors are as rlock.Mutex.Lock's
+// (a Lock whose ctx ends returns within redisync.UndoWait of its end).
+// Under writer preference, a Lock that fails has withdrawn its claim before
+// it returns; when its last attempt is still in flight as ctx ends, that
+// waits for the attempt's reply (one round trip) — for at most UndoWait:
+// past it a Client task withdraws the claim, and until then readers may
+// wait behind it. Lock panics on a nil ctx.
 func (rw *RWMutex) Lock(ctx context.Context) error {
 	if err := rw.check(ctx); err != nil {
 		return err
@@ -153,17 +156,21 @@ func (rw *RWMutex) Lock(ctx context.Context) error {
 }
 
 func (rw *RWMutex) lock(ctx context.Context) error {
-	if err := rw.upgradeCheck(); err != nil {
+	if err := rw.upgradeCheck(ctx); err != nil {
 		return err
 	}
-	err := rw.e.Acquire(ctx, rw.keys.Channel, rw.observed("rwlock.write"), rw.attemptWrite(true))
+	actx := ctx
+	if rw.preferWriters {
+		actx = hold.UndoAfter(ctx) // the claim's withdrawal below waits for both
+	}
+	err := rw.e.Acquire(actx, rw.keys.Channel, rw.observed("rwlock.write"), rw.attemptWrite(true))
 	if err != nil && rw.preferWriters {
 		// An attempt cut short by ctx may still be registering the claim in
-		// Redis: let it finish (one reply, bounded by
-		// engine.CompensateTimeout), then withdraw. Withdrawing first would
-		// leave the claim holding readers back for a whole waiter timeout.
-		rw.write.Quiesce()
-		rw.leave(ctx)
+		// Redis: withdraw after it (AfterOps waits for at most
+		// redisync.UndoWait; a Client task finishes it otherwise).
+		// Withdrawing first would leave the claim holding readers back for
+		// a whole waiter timeout.
+		rw.write.AfterOps(func() { rw.leave(ctx) })
 	}
 	return err
 }
@@ -184,7 +191,7 @@ func (rw *RWMutex) TryLock(ctx context.Context) (bool, error) {
 }
 
 func (rw *RWMutex) tryLock(ctx context.Context) (bool, error) {
-	if err := rw.upgradeCheck(); err != nil {
+	if err := rw.upgradeCheck(ctx); err != nil {
 		return false, err
 	}
 	return rw.e.TryOnce(ctx, rw.observed("rwlock.write"), rw.attemptWrite(false))
@@ -266,8 +273,10 @@ func (rw *RWMutex) check(ctx context.Context) error {
 // reads. (The script refuses it too, for owners shared by several handles.)
 // It first lets a cancelled read acquire finish its undo: until then the
 // owner's read field may still be there.
-func (rw *RWMutex) upgradeCheck() error {
-	rw.read.Quiesce()
+func (rw *RWMutex) upgradeCheck(ctx context.Context) error {
+	if err := rw.read.Quiesce(ctx); err != nil {
+		return err
+	}
 	if rw.read.Count() > 0 && rw.write.Count() == 0 {
 		return rw.upgradeErr()
 	}
@@ -278,7 +287,10 @@ func (rw *RWMutex) upgradeCheck() error {
 func (rw *RWMutex) upgradeErr() error { return fmt.Errorf("rwlock %q: %w", rw.name, ErrUpgrade) }
 
 func (rw *RWMutex) attemptRead(ctx context.Context) (bool, time.Duration, error) {
-	rw.write.Quiesce() // a cancelled write acquire's undo finishes first
+	// A cancelled write acquire's undo finishes first.
+	if err := rw.write.Quiesce(ctx); err != nil {
+		return false, 0, err
+	}
 	return rw.read.Attempt(ctx, func(ctx context.Context) (scripts.Acquired, error) {
 		return scripts.RWReadAcquire(ctx, rw.e.RC, &rw.keys, rw.leaseMs, rw.nonReentrant)
 	})
@@ -308,7 +320,7 @@ func (rw *RWMutex) attemptWrite(waiting bool) func(context.Context) (bool, time.
 
 // leave withdraws a waiting writer's claim after a failed or cancelled Lock.
 func (rw *RWMutex) leave(ctx context.Context) {
-	bctx, cancel := engine.Undo(ctx)
+	bctx, cancel := rw.e.Undo(ctx)
 	defer cancel()
 	_, _ = scripts.RWLeave(bctx, rw.e.RC, &rw.keys, rw.e.Publish)
 }

@@ -113,9 +113,13 @@
 // Release (sem_release.lua) removes the id (nothing if it is already gone),
 // and PUBLISHes "0" (SPUBLISH on a Cluster) on the first waiter's channel.
 // The watchdog renews many permits with one sem_renew.lua per hash slot; an
-// expired permit is never revived. A cancelled Acquire returns at once; its
-// acquire in flight is never abandoned: a Client task awaits the reply,
-// gives back a grant no one wants (sem_release.lua), and only then takes
-// the request out of the queue (queue_leave.lua), so the acquire cannot
-// queue it again afterwards.
+// expired permit is never revived. A cancelled Acquire returns within
+// redisync.UndoWait of its ctx's end, and leaves the semaphore as it was:
+// its acquire in flight is never abandoned — a Client task awaits the
+// reply, gives back a grant no one wants (sem_release.lua), and only then
+// takes the request out of the queue (queue_leave.lua), so the acquire
+// cannot queue it again afterwards — and Acquire waits for that task for
+// up to UndoWait. Only when the server does not answer within it does
+// Acquire return first; the task then finishes within a couple of seconds,
+// and until it does the permits may show taken or the request queued.
 package semaphore

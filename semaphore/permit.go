@@ -72,7 +72,9 @@ func (p *Permit) Err() error { return p.hold.Err() }
 // The Permit ends here at once (renewal stops, Done closes) and the release
 // is sent whatever ctx says: ctx bounds only the wait for the reply. When
 // ctx is done first Release returns ctx.Err(); the release completes in the
-// background and Client.Close waits for it. A second Release returns
+// background and Client.Close waits for it (for at most
+// redisync.CloseTimeout: permits it gives up come back with their lease).
+// A second Release returns
 // redisync.ErrNotHeld and changes nothing. After a loss it removes whatever
 // is left and returns an error matching redisync.ErrLockLost. If it returns
 // another error, the release stays queued: calling Release again sends it

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/internal/engine"
+	"github.com/redisync/redisync/internal/hold"
 	"github.com/redisync/redisync/internal/keys"
 	"github.com/redisync/redisync/internal/lockopt"
 	"github.com/redisync/redisync/internal/obs"
@@ -106,15 +107,17 @@ func (s *Semaphore) Name() string { return s.name }
 
 // Acquire blocks until n permits are held together, or ctx ends. Requests
 // are served in arrival order (see the package doc). It returns the Permit,
-// or nil and: ctx.Err() unwrapped when ctx ends (nothing is held and the
-// request has left the queue), ErrBadCount, ErrTooMany, redisync.ErrClosed,
-// or an error from Redis. Acquire panics on a nil ctx.
+// or nil and: ctx.Err() unwrapped when ctx ends (within redisync.UndoWait
+// of its end; nothing is held and the request has left the queue, unless
+// the server did not answer within that bound: see the package doc),
+// ErrBadCount, ErrTooMany, redisync.ErrClosed, or an error from Redis.
+// Acquire panics on a nil ctx.
 func (s *Semaphore) Acquire(ctx context.Context, n int) (*Permit, error) {
 	if err := s.check(ctx, n); err != nil {
 		return nil, err
 	}
 	p := s.newPermit(n)
-	err := s.e.Acquire(ctx, s.keys.WaiterChannel(p.id), s.observed(), func(ctx context.Context) (bool, time.Duration, error) {
+	err := s.e.Acquire(hold.UndoAfter(ctx), s.keys.WaiterChannel(p.id), s.observed(), func(ctx context.Context) (bool, time.Duration, error) {
 		ok, hint, err := p.attempt(ctx, s.waitMs)
 		if heartbeat := s.waiterTimeout / 3; !ok && err == nil && (hint <= 0 || hint > heartbeat) {
 			hint = heartbeat
@@ -215,7 +218,7 @@ func (s *Semaphore) check(ctx context.Context, n int) error {
 
 // leave takes a failed or cancelled Acquire out of the queue.
 func (s *Semaphore) leave(ctx context.Context, id string) {
-	bctx, cancel := engine.Undo(ctx)
+	bctx, cancel := s.e.Undo(ctx)
 	defer cancel()
 	_, _ = scripts.QueueLeave(bctx, s.e.RC, s.keys.Queue, s.keys.Heartbeats, s.keys.Channel, id, s.e.Publish)
 }

@@ -18,6 +18,32 @@ import (
 // connectTimeout bounds the first contact with the server.
 const connectTimeout = 5 * time.Second
 
+// exitCloseTimeout bounds how long run and sem run wait on their way out
+// for the Client's tasks (the undo of a cancelled wait: the queue left, a
+// grant given back) and the connection to close. A live server answers
+// them in a round trip; a stalled one would hold the exit for seconds
+// (redisync.CloseTimeout, then rueidis's own close), and the process ends
+// right after anyway: what it could not undo expires with its lease, or
+// its place in a queue lapses.
+const exitCloseTimeout = time.Second
+
+// closeWithin runs closers in order, waiting for them for at most d.
+func closeWithin(d time.Duration, closers ...func()) {
+	done := make(chan struct{})
+	go func() { // awaited below, or left to the process's exit
+		defer close(done)
+		for _, f := range closers {
+			f()
+		}
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+}
+
 // defaultURL is used by the commands that need a real server when neither
 // --redis nor REDIS_URL is given.
 const defaultURL = "redis://127.0.0.1:6379"

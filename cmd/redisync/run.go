@@ -71,7 +71,9 @@ gone), redisync says why, CMD gets SIGTERM, then SIGKILL after --grace, and
 redisync exits 76. If the hold is still taken by others when --wait passes,
 it exits 75 without running CMD. Redis errors while waiting (a restart, a
 stalled server, a failover) are retried until --wait passes; if Redis could
-not be reached until then, it exits 1.`
+not be reached until then, it exits 1 — at most 3.25 s after --wait passed
+when the server stops answering (its wait ends within 0.25 s, one last try
+takes up to 2 s, and letting go of the connection up to 1 s).`
 
 // runCmd is `redisync run`.
 func runCmd(args []string, stdout, stderr io.Writer) int {
@@ -223,10 +225,9 @@ func (f *runFlags) under(what, name string, cmd []string, stderr io.Writer, newH
 	if err != nil {
 		return fail(stderr, what, exitError, "%v", err)
 	}
-	defer closeRC()
 	loss := &lossWatch{}
 	c := redisync.New(rc, redisync.WithWatchdogTimeout(f.lease), redisync.WithObserver(loss), redisync.WithLabel(f.label))
-	defer c.Close()
+	defer closeWithin(exitCloseTimeout, func() { c.Close() }, closeRC)
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, forwarded...)

@@ -27,7 +27,9 @@ semaphore (its capacity stays), or a Redlock's key on this server (run it
 against each node). The former holders learn it at their next
 renewal (their Done closes with ErrLockLost; 'redisync run' terminates its
 command). It is for locks whose holder is gone for good: a live holder keeps
-working without the lock. Asks for confirmation unless --yes.`, stdout, stderr)
+working without the lock. Asks for confirmation unless --yes. Gives up (exit
+1) when Redis does not answer: at most 5 s to connect, 5 s for the rest, and
+1 s to let go of the connection.`, stdout, stderr)
 	conn := addConnFlags(fs.FlagSet, false)
 	force := fs.Bool("force", false, "required: this takes the lock away from its holder")
 	yes := fs.Bool("yes", false, "do not ask for confirmation")
@@ -45,9 +47,8 @@ working without the lock. Asks for confirmation unless --yes.`, stdout, stderr)
 	if err != nil {
 		return fail(stderr, "unlock", exitError, "%v", err)
 	}
-	defer closeRC()
 	c := redisync.New(rc)
-	defer c.Close()
+	defer closeWithin(exitCloseTimeout, func() { c.Close() }, closeRC)
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer cancel()
 	r, err := inspect(ctx, rc, name)

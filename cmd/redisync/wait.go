@@ -108,7 +108,9 @@ func (w *acquirer) lastTry(lastErr error) (int, os.Signal) {
 		return -1, nil
 	case err == nil:
 		return w.busy(), nil
-	case lastErr != nil:
+	case lastErr != nil || ctx.Err() != nil:
+		// Errors until the end, or a last try that got no answer: Redis
+		// could not tell whether the hold is free.
 		return fail(w.stderr, w.what, exitError, "%s: Redis failed until --wait %s passed: %v", printable(w.name), (*waitFlag)(&w.wait), err), nil
 	}
 	return fail(w.stderr, w.what, exitError, "%s", acquireFailure(w.name, err)), nil

@@ -65,6 +65,13 @@ type Engine struct {
 	tasks     taskGroup // background work the Client owns (Settle)
 	closed    chan struct{}
 	closeOnce sync.Once
+	// abandon is cancelled when Close gives up the tasks left: every
+	// context of a task (Detach, and the methods Undo and Background) ends
+	// with it. Close then puts a fresh one in its place, for work after
+	// Close (an Unlock that cleans up a hold Close reported lost).
+	abandonMu   sync.Mutex
+	abandon     context.Context
+	abandonTask context.CancelFunc
 }
 
 // New builds the engine for rc. It does no I/O.
@@ -77,6 +84,7 @@ func New(rc rueidis.Client, cfg Config) *Engine {
 		Config:  cfg,
 		closed:  make(chan struct{}),
 	}
+	e.abandon, e.abandonTask = context.WithCancel(context.Background())
 	if e.Cluster {
 		e.Publish = "spublish"
 	}
@@ -127,14 +135,33 @@ func (e *Engine) IsClosed() bool {
 	}
 }
 
+// CloseTimeout bounds how long Close waits for the Client's tasks (releases
+// and undos whose callers stopped waiting): until abandonGrace before it
+// they run on; then the ones left are given up (their contexts end) and
+// return within abandonGrace.
+const CloseTimeout = CompensateTimeout
+
+// abandonGrace is how long a given-up task has to return. It returns at
+// once unless it is inside a rueidis call that does not watch its ctx (a
+// connection being opened to a server that does not answer: rueidis's dial
+// timeout bounds it); Close does not wait for such a task past the grace.
+const abandonGrace = 250 * time.Millisecond
+
 // Close stops the watchdog (holds are told they were lost) and the hub, and
-// waits for their goroutines. It is idempotent.
+// waits for their goroutines and for the Client's tasks, for at most
+// CloseTimeout (see there). It is idempotent.
 func (e *Engine) Close() {
 	e.closeOnce.Do(func() {
 		close(e.closed)
 		e.Watchdog.Close()
 		e.Hub.Close()
-		e.tasks.wait()
+		if !e.tasks.waitFor(CloseTimeout - abandonGrace) {
+			e.abandonMu.Lock()
+			e.abandonTask()
+			e.abandon, e.abandonTask = context.WithCancel(context.Background())
+			e.abandonMu.Unlock()
+			e.tasks.waitFor(abandonGrace)
+		}
 	})
 }
 
@@ -157,6 +184,13 @@ func FromClient(c any) *Engine {
 // CompensateTimeout bounds the owner-checked release sent after a cancelled
 // acquire whose outcome is unknown.
 const CompensateTimeout = 2 * time.Second
+
+// UndoWait bounds how long a call whose ctx has ended waits for the undo
+// of what it started (a grant given back, a queue left, permits returned)
+// before it returns: within that bound the undo has landed when the call
+// returns; past it (a stalled or unreachable server) a Client task
+// finishes it, within CompensateTimeout.
+const UndoWait = 250 * time.Millisecond
 
 // Background returns a context for cleanup that must run even though ctx
 // ended, bounded by CompensateTimeout.
@@ -182,6 +216,29 @@ func Undo(ctx context.Context) (context.Context, context.CancelFunc) {
 	return markNoWait(bctx), cancel
 }
 
+// Background is Background for a Client task: its context ends also when
+// Close gives up the tasks left.
+func (e *Engine) Background(ctx context.Context) (context.Context, context.CancelFunc) {
+	return e.bound(Background(ctx))
+}
+
+// Undo is Undo for a Client task: its context ends also when Close gives
+// up the tasks left.
+func (e *Engine) Undo(ctx context.Context) (context.Context, context.CancelFunc) {
+	return e.bound(Undo(ctx))
+}
+
+// bound makes ctx (with its cancel) end also when Close gives up its tasks.
+func (e *Engine) bound(ctx context.Context, cancel context.CancelFunc) (context.Context, context.CancelFunc) {
+	e.abandonMu.Lock()
+	stop := context.AfterFunc(e.abandon, cancel)
+	e.abandonMu.Unlock()
+	return ctx, func() {
+		stop()
+		cancel()
+	}
+}
+
 // HoldCount reads an owner's hold count: the integer in field of the hash
 // key, 0 when either is absent.
 func (e *Engine) HoldCount(ctx context.Context, key, field string) (int, error) {
@@ -192,9 +249,11 @@ func (e *Engine) HoldCount(ctx context.Context, key, field string) (int, error) 
 	return int(n), err
 }
 
-// Go runs f as a task the Client owns: Close waits for it, also when it was
-// started while Close was waiting (only a task started after Close returned
-// runs unawaited; every task is bounded). Tasks do bounded cleanup (undoing
+// Go runs f as a task the Client owns: Close waits for it (for at most
+// CloseTimeout, then it is given up: its Detach, Undo and Background
+// contexts end), also when it was started while Close was waiting (only a
+// task started after Close returned runs unawaited; every task is
+// bounded). Tasks do bounded cleanup (undoing
 // a grant nobody wants) that a caller whose ctx ended should not wait for.
 func (e *Engine) Go(f func()) {
 	e.tasks.add()
@@ -207,14 +266,22 @@ func (e *Engine) Go(f func()) {
 // Detach returns a context for work that must outlive ctx (an acquire in
 // flight, a release the caller stopped waiting for): ctx's end does not
 // cancel it, and CompensateTimeout after ctx ends it is cancelled, so the
-// work stays bounded. While ctx is alive nothing bounds it but ctx's own
-// wait: a live caller must never see an internal deadline as its own
-// context.DeadlineExceeded. The CancelFunc must be called when the work is
-// done.
-func Detach(ctx context.Context) (context.Context, context.CancelFunc) {
+// work stays bounded; Close giving up its tasks cancels it too. While ctx
+// is alive nothing else bounds it: a live caller must never see an internal
+// deadline as its own context.DeadlineExceeded. The CancelFunc must be
+// called when the work is done.
+func (e *Engine) Detach(ctx context.Context) (context.Context, context.CancelFunc) {
 	if settleBoundWhileAlive { // mutant: the bound runs from the start
-		return context.WithTimeout(context.WithoutCancel(ctx), CompensateTimeout)
+		return e.bound(context.WithTimeout(context.WithoutCancel(ctx), CompensateTimeout))
 	}
+	return e.bound(Linger(ctx, CompensateTimeout))
+}
+
+// Linger returns a context that ctx's end does not cancel: it ends d after
+// ctx ends (at once if d <= 0), or when the CancelFunc is called, which
+// must be called when the work is done. A ctx that cannot end gives one
+// that ends only by the CancelFunc.
+func Linger(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	if ctx.Done() == nil {
 		return dctx, cancel
@@ -228,7 +295,7 @@ func Detach(ctx context.Context) (context.Context, context.CancelFunc) {
 		mu.Lock()
 		defer mu.Unlock()
 		if !done {
-			timer = time.AfterFunc(CompensateTimeout, cancel)
+			timer = time.AfterFunc(d, cancel)
 		}
 	})
 	return dctx, func() {
@@ -255,7 +322,7 @@ func Settle[T any](e *Engine, ctx context.Context, call func(context.Context) T,
 	if ctx.Done() == nil {
 		return call(ctx), true
 	}
-	actx, cancel := Detach(ctx)
+	actx, cancel := e.Detach(ctx)
 	replied := make(chan T, 1)
 	go func() { replied <- call(actx) }() // awaited below, or by the task
 	select {

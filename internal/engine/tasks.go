@@ -1,6 +1,9 @@
 package engine
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // taskGroup counts the Client's background tasks so that Close can wait for
 // them. Unlike a sync.WaitGroup it may gain a task while Close is waiting —
@@ -30,14 +33,26 @@ func (g *taskGroup) done() {
 	g.mu.Unlock()
 }
 
-// wait returns once no task is running.
-func (g *taskGroup) wait() {
+// waitFor returns once no task is running (true), or when d has passed
+// with tasks still running (false); d < 0 waits as long as it takes.
+func (g *taskGroup) waitFor(d time.Duration) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.zero == nil {
 		g.zero = sync.NewCond(&g.mu)
 	}
-	for g.n > 0 {
+	expired := false
+	if d >= 0 {
+		t := time.AfterFunc(d, func() {
+			g.mu.Lock()
+			expired = true
+			g.zero.Broadcast()
+			g.mu.Unlock()
+		})
+		defer t.Stop()
+	}
+	for g.n > 0 && !expired {
 		g.zero.Wait()
 	}
+	return g.n == 0
 }

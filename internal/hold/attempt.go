@@ -68,9 +68,11 @@ func attemptAll(ctx context.Context, holds []*Hold, latched bool, acquire Acquir
 		}
 	}
 	// The acquire is never abandoned in flight (see engine.Settle): its
-	// reply tells exactly what to undo. If ctx ends first, Lock returns at
-	// once and the Client's task awaits the reply, undoes a grant, and only
-	// then frees the handle for its next operation.
+	// reply tells exactly what to undo. If ctx ends first, the Client's task
+	// awaits the reply, undoes a grant, and only then frees the handle for
+	// its next operation; Lock waits for that for at most engine.UndoWait
+	// (awaitUndo), so that the undo has landed when it returns unless the
+	// server does not answer.
 	type outcome struct {
 		res    []scripts.Acquired
 		busy   scripts.Acquired
@@ -107,6 +109,7 @@ func attemptAll(ctx context.Context, holds []*Hold, latched bool, acquire Acquir
 	})
 	if !ok {
 		a.handedOff = true
+		awaitUndo(ctx, holds)
 		return false, 0, ctx.Err()
 	}
 	res, busy, err, sent := out.res, out.busy, out.err, a.sent
@@ -120,6 +123,9 @@ func attemptAll(ctx context.Context, holds []*Hold, latched bool, acquire Acquir
 			a.undoLater(e)
 		}
 		if ctx.Err() != nil {
+			if a.handedOff {
+				awaitUndo(ctx, holds)
+			}
 			return false, 0, ctx.Err()
 		}
 		return false, 0, err
@@ -133,6 +139,7 @@ func attemptAll(ctx context.Context, holds []*Hold, latched bool, acquire Acquir
 	if ctx.Err() != nil {
 		// Granted, but the caller has gone: give it back.
 		a.undoLater(e)
+		awaitUndo(ctx, holds)
 		return false, 0, ctx.Err()
 	}
 	if !expiredGrantReported {
@@ -215,6 +222,7 @@ func (h *Hold) AttemptOwn(ctx context.Context, acquire OwnAcquireFunc) (bool, er
 	}
 	if ctx.Err() != nil {
 		giveBack() // granted, but the caller has gone
+		awaitUndo(ctx, []*Hold{h})
 		return false, ctx.Err()
 	}
 	if !expiredGrantReported && time.Since(sent) >= h.cfg.Lease-watchdog.Drift(h.cfg.Lease) {
@@ -259,7 +267,8 @@ func (a *attempt) undo() {
 }
 
 // undoLater gives the undo to a Client task, which keeps the handle's
-// operations waiting until it is done: the caller returns at once even when
+// operations waiting until it is done: the caller does not wait past
+// engine.UndoWait for it (awaitUndo) even when
 // the network swallows the release's reply.
 func (a *attempt) undoLater(e *engine.Engine) {
 	a.handedOff = true
@@ -299,7 +308,7 @@ func (h *Hold) granted(res scripts.Acquired, sent time.Time) error {
 // owner's count is either before (nothing happened) or before+1, and the
 // release acts only in the second case.
 func (h *Hold) compensate(ctx context.Context, before int64) {
-	bctx, cancel := engine.Undo(ctx)
+	bctx, cancel := h.cfg.Engine.Undo(ctx)
 	defer cancel()
 	args := scripts.ReleaseArgs{Expected: before + 1}
 	if h.cur.Field != "" {

@@ -20,7 +20,9 @@
 //     decides what to undo); a grant the caller no longer wants — or whose
 //     lease had already run out by the local clock when the reply came — is
 //     undone with an owner-checked release that acts only on what that
-//     acquire did;
+//     acquire did. A call whose ctx ended waits for that undo (a Client
+//     task) for at most engine.UndoWait, so it has landed when the call
+//     returns unless the server does not answer;
 //   - Unlock always releases: it ends the hold locally at once (renewal
 //     stops, Done closes) and queues the release, whatever ctx says. ctx
 //     bounds only how long Unlock waits for the reply; when it ends first,

@@ -105,30 +105,71 @@ func (h *Hold) nextLatch() scripts.Latch {
 
 // Quiesce waits until no operation of this hold is in progress, including
 // the undo of a cancelled acquire that a Client task is finishing (a
-// handle's other hold, such as rwlock's other side, may depend on it).
-func (h *Hold) Quiesce() {
-	h.op.Lock()
-	//lint:ignore SA2001 an empty critical section: waiting for the holder is the point
+// handle's other hold, such as rwlock's other side, may depend on it), or
+// until ctx ends (then ctx.Err()).
+func (h *Hold) Quiesce(ctx context.Context) error {
+	if err := h.op.LockCtx(ctx); err != nil {
+		return err
+	}
 	h.op.Unlock()
+	return nil
 }
 
-// AfterOps runs f once no operation of this hold is in progress: at once
-// on this goroutine when none is, otherwise in a Client task after the one
-// in progress ends (the undo of an acquire whose caller has gone). f runs
-// before the handle's next operation. A semaphore's Acquire takes its
+// AfterOps runs f once no operation of this hold is in progress, in a
+// Client task (at once when none is, otherwise after the one in progress:
+// the undo of an acquire whose caller has gone), and before the handle's
+// next operation. It waits for f for at most engine.UndoWait: a cancelled
+// call that undoes with it returns with its undo landed unless the server
+// does not answer within that bound. A semaphore's Acquire takes its
 // request out of the queue this way, so an acquire still in flight cannot
 // put it back afterwards.
 func (h *Hold) AfterOps(f func()) {
-	if h.op.TryLock() {
-		defer h.op.Unlock()
-		f()
-		return
-	}
+	locked := h.op.TryLock()
+	done := make(chan struct{})
 	h.cfg.Engine.Go(func() {
-		h.op.Lock()
+		defer close(done)
+		if !locked {
+			h.op.Lock()
+		}
 		defer h.op.Unlock()
 		f()
 	})
+	t := time.NewTimer(engine.UndoWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+}
+
+// UndoAfter marks the ctx of a call that, when it fails, undoes more with
+// AfterOps (a waiter leaving its queue): its attempts leave the wait for
+// their own undo to AfterOps, which runs after it, so that the call waits
+// once, for both, within engine.UndoWait.
+func UndoAfter(ctx context.Context) context.Context {
+	return context.WithValue(ctx, undoAfterKey{}, true)
+}
+
+type undoAfterKey struct{}
+
+// awaitUndo waits until no operation of holds is in progress — the undo
+// that a Client task runs for an attempt whose caller has gone — for at
+// most engine.UndoWait, unless ctx says the caller waits for it later
+// (UndoAfter).
+func awaitUndo(ctx context.Context, holds []*Hold) {
+	if ctx.Value(undoAfterKey{}) != nil {
+		return
+	}
+	t := time.NewTimer(engine.UndoWait)
+	defer t.Stop()
+	for _, h := range holds {
+		select {
+		case h.op <- struct{}{}:
+			h.op.Unlock()
+		case <-t.C:
+			return
+		}
+	}
 }
 
 // Count is the hold count as this handle last saw it in Redis.

@@ -127,7 +127,7 @@ func (h *Hold) await(ctx context.Context, j *job) error {
 	h.queue = append(h.queue, j)
 	h.mu.Unlock()
 	h.cfg.Engine.Go(func() {
-		dctx, cancel := engine.Detach(ctx)
+		dctx, cancel := h.cfg.Engine.Detach(ctx)
 		defer cancel()
 		h.op.Lock()
 		defer h.op.Unlock()
@@ -140,7 +140,7 @@ func (h *Hold) await(ctx context.Context, j *job) error {
 		// the WAIT ended, after this task's bound, so the EVAL never went
 		// out). Once more without it; the release repeats the same request,
 		// so a send that did run is not applied twice.
-		rctx, rcancel := engine.Undo(ctx)
+		rctx, rcancel := h.cfg.Engine.Undo(ctx)
 		defer rcancel()
 		_ = h.drain(rctx)
 	})
