@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -238,28 +235,12 @@ func jitter(d time.Duration) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
-// Transient reports whether err is a failure to talk to Redis that may pass
-// by itself: a dropped or refused connection, a timeout on the wire, a
-// server that is loading its data set or a Cluster slot in migration. A
-// closed rueidis client (ErrClosing), a context's end and Redis's answers
-// to the command itself are not.
-func Transient(err error) bool {
-	if err == nil || errors.Is(err, rueidis.ErrClosing) ||
-		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return false
-	}
-	if rerr, ok := rueidis.IsRedisErr(err); ok {
-		return rerr.IsLoading() || rerr.IsTryAgain() || rerr.IsClusterDown() ||
-			strings.HasPrefix(rerr.Error(), "MASTERDOWN")
-	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
-		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNABORTED) {
-		return true
-	}
-	var ne net.Error
-	return errors.As(err, &ne)
-}
+// Transient reports whether err is in errs.Classify's Transient class: a
+// failure to talk to Redis that may pass by itself (a dropped or refused
+// connection, a timeout on the wire, a server loading, a failover or a
+// slot migration in progress). A closed client, a context's end and
+// Redis's answers to the command itself are not.
+func Transient(err error) bool { return errs.Classify(err) == errs.Transient }
 
 // pollBound is how long to wait before the next attempt without a wake-up.
 func (e *Engine) pollBound(hint time.Duration) time.Duration {
