@@ -176,8 +176,9 @@ func describe(primitive string) (prim, what string) {
 	return primitive, "the lock"
 }
 
-// WrapIO wraps err, when it is a Redis error reply, a transport failure or
-// a WrongKindError, with the primitive, the lock's name and the operation,
+// WrapIO wraps err, when it is a Redis error reply, a transport failure, a
+// WrongKindError or a write the replicas did not acknowledge
+// (ErrNotReplicated), with the primitive, the lock's name and the operation,
 // on one line: op is "<primitive>: <verb>" (as hold passes it, e.g.
 // "rlock: release"), and the message reads `rlock "name": releasing the
 // lock: EOF`. Other errors (sentinels, a primitive's refusals, ctx errors)
@@ -203,7 +204,8 @@ func wrap(prim, name, doing string, err error) error {
 		return nil
 	}
 	_, reply := rueidis.IsRedisErr(err)
-	if !reply && !Transient(err) && !errors.Is(err, rueidis.ErrClosing) && !errors.Is(err, errs.ErrWrongKind) {
+	if !reply && !Transient(err) && !errors.Is(err, rueidis.ErrClosing) && !errors.Is(err, errs.ErrWrongKind) &&
+		!errors.Is(err, errs.ErrNotReplicated) {
 		return err
 	}
 	if strings.Contains(err.Error(), "\n") {
