@@ -1,6 +1,7 @@
 package redlock
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -92,11 +93,14 @@ func (e *QuorumError) Unwrap() []error {
 // permanent reports whether the nodes' errors make a quorum impossible until
 // someone changes the data, the ACL or the configuration: more nodes than a
 // quorum can spare answered with an error errs.Classify calls Permanent (a
-// key of another kind, NOPERM, OOM). Retrying would only wait for ctx.
+// key of another kind, NOPERM, OOM). Retrying would only wait for ctx. A
+// context error of a node's is its command's own bound running out (the
+// caller's ctx is checked apart), so it counts as a node that was slow.
 func (e *QuorumError) permanent() bool {
 	n := 0
 	for _, err := range e.Nodes {
-		if err != nil && errs.Classify(err) == errs.Permanent {
+		if err != nil && errs.Classify(err) == errs.Permanent &&
+			!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 			n++
 		}
 	}
