@@ -85,6 +85,18 @@
 // gives up the releases it cannot finish (their holds expire with their
 // leases).
 //
+// # Errors that pass and errors that stay
+//
+// Every wait — Lock and Acquire of each primitive, a latch's Await, a
+// multilock's and a Redlock's rounds, the command's --wait — sorts errors
+// the same way. An error that passes by itself (a connection refused, reset
+// or timed out, a server loading or busy with a script, a failover's
+// READONLY, a Cluster's MOVED, ASK, TRYAGAIN or CLUSTERDOWN, a flushed
+// script cache) is retried after a jittered backoff within ctx, and ctx's
+// end is then what the call returns. An error no retry changes (a key of
+// another kind, NOPERM, OOM, a wrong password, ErrNotReplicated, a bad
+// argument) is returned at once, naming the primitive and the name.
+//
 // # Safety
 //
 // A lease is not mutual exclusion: a holder paused longer than its lease (GC,

@@ -29,7 +29,14 @@
 //     between rounds with exponential backoff and full jitter (MinBackoff to
 //     MaxBackoff, never past the busy lock's remaining lease when known). It
 //     does not subscribe to wake-ups: a multilock waiting for a busy
-//     component polls.
+//     component polls. A component error that passes by itself (a
+//     connection refused or reset, a server loading or failing over) is
+//     retried the same way; one that no retry changes (a key of another
+//     kind, NOPERM, the Client's EvictionRefuse) ends Lock at once — the
+//     classification every redisync wait uses.
+//   - A one-script round is an acquisition of each rlock like its own
+//     TryLock: it passes the Client's eviction check first (EvictionRefuse
+//     refuses it), and each component's grant is an EventAcquired.
 //   - Unlock ends the hold locally first (after the last hold Done closes),
 //     then releases every component in reverse canonical order, whatever
 //     ctx says, and returns their errors joined, each naming its component.
@@ -76,7 +83,14 @@
 // Done closes when the inner's does, that is when any lock inside is lost.
 // A lock may appear once however deep: New panics when a lock is passed
 // twice, also through a nested multilock, since a round would wait for
-// itself.
+// itself. Locks that are distinct values but one lock in Redis — an
+// RWMutex and its WriteLocker, two handles of one name (a transfer from
+// account 17 to account 17, where the names come from data) — are
+// recognised by name: Lock and TryLock of such a multilock return an error
+// matching ErrSameLock that names the lock, at once and without I/O (take
+// the one lock instead). Two locks of one name on different deployments
+// are refused too; give one of them a Locker of your own without a Name
+// method if you mean it.
 //
 // # Its hold, and why it is not an internal/hold.Hold
 //

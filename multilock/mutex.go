@@ -17,6 +17,7 @@ import (
 	ierrs "github.com/redisync/redisync/internal/errs"
 	"github.com/redisync/redisync/internal/hold"
 	"github.com/redisync/redisync/internal/keys"
+	"github.com/redisync/redisync/internal/obs"
 	"github.com/redisync/redisync/internal/scripts"
 )
 
@@ -27,6 +28,15 @@ import (
 type Named interface {
 	Name() string
 }
+
+// ErrSameLock is returned by Lock and TryLock, without I/O, of a multilock
+// two of whose locks (however deeply nested) have the same name: an
+// RWMutex and its WriteLocker, two handles of one name (a transfer from
+// account 17 to account 17), two Lockers of one semaphore. A round would
+// wait for itself until ctx ends (or take one semaphore's permits twice).
+// The error names the lock; lock one handle instead. Components without a
+// Name method are not compared.
+var ErrSameLock = errors.New("multilock: two components are the same lock")
 
 // nameOf is a component's name for the canonical order and for messages:
 // its Name, or its type and place among New's arguments when it has none.
@@ -53,6 +63,8 @@ const (
 type Mutex struct {
 	parts []redisync.Locker // canonical order
 	names []string          // parts' names (nameOf), same order
+	// sameErr, when set, is the ErrSameLock that Lock and TryLock return.
+	sameErr error
 
 	// gate is the local wait in front of the rounds (nil: NewReentrant),
 	// the same one every lock handle has (internal/hold). A multilock has
@@ -125,18 +137,25 @@ func newMutex(lockers []redisync.Locker) *Mutex {
 	}
 	entries := make([]entry, len(lockers))
 	seen := map[any]int{} // every lock inside, nested multilocks flattened
+	named := map[string]int{}
+	var sameErr error
 	for i, l := range lockers {
 		if isNil(l) {
 			panic(fmt.Sprintf("multilock: component %d is nil", i))
 		}
 		for _, leaf := range leaves(l) {
-			if !isComparable(leaf) {
-				continue
+			if isComparable(leaf) {
+				if j, dup := seen[leaf]; dup {
+					panic(fmt.Sprintf("multilock: components %d and %d are or contain the same lock", j, i))
+				}
+				seen[leaf] = i
 			}
-			if j, dup := seen[leaf]; dup {
-				panic(fmt.Sprintf("multilock: components %d and %d are or contain the same lock", j, i))
+			if n, ok := leaf.(Named); ok {
+				if j, dup := named[n.Name()]; dup && sameErr == nil {
+					sameErr = fmt.Errorf("multilock: components %d and %d are or contain the same lock %q: %w", j, i, n.Name(), ErrSameLock)
+				}
+				named[n.Name()] = i
 			}
-			seen[leaf] = i
 		}
 		name, named := nameOf(l, i)
 		entries[i] = entry{l, name, named}
@@ -153,12 +172,14 @@ func newMutex(lockers []redisync.Locker) *Mutex {
 		}
 		return cmp.Compare(a.name, b.name)
 	})
-	m := &Mutex{done: closedChan, err: redisync.ErrNotHeld}
+	m := &Mutex{done: closedChan, err: redisync.ErrNotHeld, sameErr: sameErr}
 	for _, en := range entries {
 		m.parts = append(m.parts, en.l)
 		m.names = append(m.names, en.name)
 	}
-	m.members = oneScript(m.parts)
+	if sameErr == nil {
+		m.members = oneScript(m.parts)
+	}
 	return m
 }
 
@@ -244,15 +265,22 @@ func (m *Mutex) Components() []redisync.Locker { return slices.Clone(m.parts) }
 func (m *Mutex) Atomic() bool { return m.members != nil }
 
 // Lock blocks until every component is held, or ctx ends. Each round tries
-// every component in canonical order; when one is busy, the ones taken in
-// that round are released before the round ends, and the next round starts
+// every component in canonical order; when one is busy, or fails with an
+// error that passes by itself (a connection refused or reset, a server
+// loading: the class every lock's own Lock retries), the ones taken in that
+// round are released before the round ends, and the next round starts
 // after a jittered backoff. It returns nil, ctx.Err() unwrapped (nothing
-// held), or the first component error (nothing held). On a held multilock
+// held), ErrSameLock, or at once the first component error that no retry
+// changes — a key of another kind, NOPERM, ErrEvictionPolicy (nothing
+// held). On a held multilock
 // it waits for that hold's Unlock (NewReentrant: it nests every
 // component). Lock panics on a nil ctx.
 func (m *Mutex) Lock(ctx context.Context) error {
 	if ctx == nil {
 		panic("multilock: nil Context")
+	}
+	if m.sameErr != nil {
+		return m.sameErr
 	}
 	if err := m.gate.Enter(ctx); err != nil {
 		return err
@@ -268,7 +296,10 @@ func (m *Mutex) lock(ctx context.Context) error {
 			return err
 		}
 		ok, hint, err := m.round(ctx)
-		if err != nil || ok {
+		if ok {
+			return nil
+		}
+		if err != nil && (ctx.Err() != nil || ierrs.Classify(err) != ierrs.Transient) {
 			return err
 		}
 		wait := rand.N(min(MaxBackoff, MinBackoff<<min(attempt, 16)))
@@ -291,6 +322,9 @@ func (m *Mutex) lock(ctx context.Context) error {
 func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 	if ctx == nil {
 		panic("multilock: nil Context")
+	}
+	if m.sameErr != nil {
+		return false, m.sameErr
 	}
 	if err := ctx.Err(); err != nil {
 		return false, err
@@ -347,14 +381,42 @@ func (m *Mutex) roundOneScript(ctx context.Context) (bool, time.Duration, error)
 	for i, mb := range m.members {
 		holds[i], reqs[i] = mb.Hold, mb.Request
 	}
-	rc := m.members[0].Engine.RC
-	ok, hint, err := hold.AttemptAll(ctx, holds, func(ctx context.Context) ([]scripts.Acquired, scripts.Acquired, error) {
-		return scripts.LockAcquireAll(ctx, rc, reqs)
-	})
+	e := m.members[0].Engine
+	var (
+		ok   bool
+		hint time.Duration
+		err  error
+	)
+	sent := time.Now()
+	// The Client's checks before an acquisition (the eviction check), as
+	// each component's own TryLock runs them.
+	for _, mb := range m.members {
+		if err = e.Check(ctx, memberTarget(mb)); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		ok, hint, err = hold.AttemptAll(ctx, holds, func(ctx context.Context) ([]scripts.Acquired, scripts.Acquired, error) {
+			return scripts.LockAcquireAll(ctx, e.RC, reqs)
+		})
+	}
 	for _, mb := range m.members {
 		mb.Gate.Acquired(ok && err == nil) // each component's Unlock exits its gate
 	}
+	if ok && err == nil {
+		for _, mb := range m.members {
+			e.Observe(obs.Event{Kind: obs.Acquired, Primitive: memberTarget(mb).Primitive, Name: memberTarget(mb).Name,
+				Wait: time.Since(sent), Latency: time.Since(sent)})
+		}
+	}
 	return ok, hint, err
+}
+
+// memberTarget is what a one-script component is to the Client's checks
+// and observer: an rlock (the only kind hold.MemberOf describes) and its
+// name.
+func memberTarget(mb *hold.Member) obs.Target {
+	return obs.Target{Primitive: "rlock", Name: mb.Request.Keys.Lock}
 }
 
 func (m *Mutex) roundEach(ctx context.Context) (bool, error) {

@@ -72,7 +72,9 @@
 //  4. On any failure the lock is released on every node that granted or
 //     whose answer is unknown (an error may hide a grant), and on late
 //     nodes once they answer; Lock retries after a random delay
-//     (WithRetryDelay, 20–120 ms). A grant whose validity has run out by
+//     (WithRetryDelay, 20–120 ms) — unless so many nodes answered with an
+//     error no retry changes (a key of another kind, NOPERM, OOM) that no
+//     quorum is possible: Lock then returns the *QuorumError at once. A grant whose validity has run out by
 //     the time it would be reported is treated the same way: Lock never
 //     returns nil for a hold it can no longer rely on. Lock does not use
 //     pub/sub: it polls.

@@ -147,10 +147,14 @@ func (m *Mutex) Name() string { return m.name }
 // spare, or ctx ends. Attempts are repeated after a random delay
 // (WithRetryDelay). On a Mutex that is already held it waits for that
 // hold's Unlock, as sync.Mutex.Lock does; with WithReentrant it nests
-// without I/O (each Lock needs its own Unlock). It returns nil;
-// when ctx ends, ctx.Err() unwrapped if the lock was simply taken, or a
-// *QuorumError (whose Unwrap includes ctx.Err()) if the last attempt failed
-// because nodes failed; redisync.ErrClosed. Lock panics on a nil ctx.
+// without I/O (each Lock needs its own Unlock). Node errors that may pass
+// (a connection refused or reset, a node timeout or restart, a server
+// loading) are retried; it returns nil; when ctx ends, ctx.Err() unwrapped
+// if the lock was simply taken, or a *QuorumError (whose Unwrap includes
+// ctx.Err()) if the last attempt failed because nodes failed; at once, a
+// *QuorumError when so many nodes answered with a permanent error (a key of
+// another kind, an ACL's NOPERM, OOM: errors no retry changes) that no
+// quorum is possible; redisync.ErrClosed. Lock panics on a nil ctx.
 func (m *Mutex) Lock(ctx context.Context) error {
 	if ctx == nil {
 		panic("redlock: nil Context")
@@ -187,6 +191,8 @@ func (m *Mutex) lock(ctx context.Context) error {
 		case ok:
 			m.observeGrant(start, attempts > 0)
 			return nil
+		case q != nil && q.permanent():
+			return q // no later round can reach a quorum
 		}
 		qerr = q
 		if ctx.Err() != nil {

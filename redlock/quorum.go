@@ -1,6 +1,7 @@
 package redlock
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,17 +13,17 @@ import (
 
 var (
 	// ErrNodeBusy: the node's lock is held by another owner.
-	ErrNodeBusy = errors.New("redlock: node busy")
+	ErrNodeBusy = errs.New(errs.Busy, "redlock: node busy")
 	// ErrNodeRestarted: the node restarted (its run_id changed) less than
 	// the restart quarantine ago, so it may have forgotten a live lock and
 	// does not count towards a quorum yet.
-	ErrNodeRestarted = errors.New("redlock: node restarted recently")
+	ErrNodeRestarted = errs.New(errs.Transient, "redlock: node restarted recently")
 	// ErrNodeTimeout: the node did not answer within the node timeout
 	// (WithNodeTimeout), or before Unlock stopped waiting. Its command was
 	// not abandoned: a Client task awaits the reply and undoes a late grant.
 	// It is not context.DeadlineExceeded, which only ever means that the
 	// caller's ctx ended.
-	ErrNodeTimeout = errors.New("redlock: node did not answer in time")
+	ErrNodeTimeout = errs.New(errs.Transient, "redlock: node did not answer in time")
 )
 
 // OpRelease is QuorumError.Op for a release (Unlock).
@@ -87,6 +88,23 @@ func (e *QuorumError) Unwrap() []error {
 		out = append(out, e.Cause)
 	}
 	return out
+}
+
+// permanent reports whether the nodes' errors make a quorum impossible until
+// someone changes the data, the ACL or the configuration: more nodes than a
+// quorum can spare answered with an error errs.Classify calls Permanent (a
+// key of another kind, NOPERM, OOM). Retrying would only wait for ctx. A
+// context error of a node's is its command's own bound running out (the
+// caller's ctx is checked apart), so it counts as a node that was slow.
+func (e *QuorumError) permanent() bool {
+	n := 0
+	for _, err := range e.Nodes {
+		if err != nil && errs.Classify(err) == errs.Permanent &&
+			!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			n++
+		}
+	}
+	return n > len(e.Nodes)-e.Required
 }
 
 // quorum is a majority of n nodes.

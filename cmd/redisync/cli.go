@@ -21,7 +21,8 @@ const (
 // exitTable is the table of exit statuses in --help (and in the README).
 const exitTable = `exit statuses:
   0-255  run, sem run: the command's own (128+n if signal n ended it)
-  1      error: bad server state, or Redis unreachable until --wait passed
+  1      error: bad server state, an error no retry changes, or Redis
+         unreachable until --wait passed
   2      usage: bad flags or arguments
   75     busy: --wait passed and the lock (or permits) was held by others
   76     lost: the lock was lost while the command ran; it was terminated

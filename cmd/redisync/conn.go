@@ -204,13 +204,13 @@ func (c *connFlags) connect(embedded bool) (rueidis.Client, string, func(), erro
 	}
 	rc, err := rueidis.NewClient(opt)
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("cannot reach Redis at %s: %v", where, err)
+		return nil, "", nil, fmt.Errorf("cannot reach Redis at %s: %w", where, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer cancel()
 	if err := rc.Do(ctx, rc.B().Ping().Build()).Error(); err != nil {
 		rc.Close()
-		return nil, "", nil, fmt.Errorf("cannot reach Redis at %s: %v", where, err)
+		return nil, "", nil, fmt.Errorf("cannot reach Redis at %s: %w", where, err)
 	}
 	if c.cluster && rc.Mode() != rueidis.ClientModeCluster {
 		rc.Close()

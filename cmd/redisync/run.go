@@ -37,7 +37,7 @@ type runFlags struct {
 func addRunFlags(fs *flag.FlagSet) *runFlags {
 	f := &runFlags{conn: addConnFlags(fs, false)}
 	f.wait = -1
-	fs.Var((*waitFlag)(&f.wait), "wait", "give up (exit 75) if the lock is still held by others after this long; 0: try once; Redis errors meanwhile are retried")
+	fs.Var((*waitFlag)(&f.wait), "wait", "give up (exit 75) if the lock is still held by others after this long; 0: try once; Redis errors that pass by themselves (connection refused or reset, a restart, a failover) are retried meanwhile, also before the first contact")
 	fs.DurationVar(&f.lease, "lease", redisync.DefaultWatchdogTimeout, "lease, renewed every third while the command runs: how long the hold outlives this process if it dies")
 	fs.DurationVar(&f.grace, "grace", defaultGrace, "after the lock is lost, how long the command has between SIGTERM and SIGKILL")
 	fs.StringVar(&f.fenceEnv, "fence-env", "", "pass the fencing token to the command in this environment variable")
@@ -69,11 +69,14 @@ $REDISYNC_* variable unless --pass-env is given.
 If the hold is lost while CMD runs (renewal failed, key deleted, server
 gone), redisync says why, CMD gets SIGTERM, then SIGKILL after --grace, and
 redisync exits 76. If the hold is still taken by others when --wait passes,
-it exits 75 without running CMD. Redis errors while waiting (a restart, a
-stalled server, a failover) are retried until --wait passes; if Redis could
-not be reached until then, it exits 1 — at most 3.25 s after --wait passed
-when the server stops answering (its wait ends within 0.25 s, one last try
-takes up to 2 s, and letting go of the connection up to 1 s).`
+it exits 75 without running CMD. Redis errors that pass by themselves (a
+connection refused or reset, a restart, a stalled server, a failover) are
+retried until --wait passes, also when Redis is not up yet at the start; if
+Redis could not be reached until then, it exits 1 — at most 3.25 s after
+--wait passed when the server stops answering (its wait ends within 0.25 s,
+one last try takes up to 2 s, and letting go of the connection up to 1 s).
+Errors no retry changes (a key of another kind under NAME, a permit count out
+of range, NOPERM, a wrong password) exit 1 at once, saying what is wrong.`
 
 // runCmd is `redisync run`.
 func runCmd(args []string, stdout, stderr io.Writer) int {
@@ -221,17 +224,17 @@ func (f *runFlags) under(what, name string, cmd []string, stderr io.Writer, newH
 	if err := redisync.CheckLabel(f.label); err != nil {
 		return fail(stderr, what, exitUsage, "--label: %v", err)
 	}
-	rc, _, closeRC, err := f.conn.connect(false)
-	if err != nil {
-		return fail(stderr, what, exitError, "%v", err)
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, forwarded...)
+	defer signal.Stop(sigs)
+
+	rc, closeRC, spent, code := f.connectWithin(what, stderr, sigs)
+	if code >= 0 {
+		return code
 	}
 	loss := &lossWatch{}
 	c := redisync.New(rc, redisync.WithWatchdogTimeout(f.lease), redisync.WithObserver(loss), redisync.WithLabel(f.label))
 	defer closeWithin(exitCloseTimeout, func() { c.Close() }, closeRC)
-
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, forwarded...)
-	defer signal.Stop(sigs)
 
 	h := newHold(c)
 	if check != nil {
@@ -242,7 +245,7 @@ func (f *runFlags) under(what, name string, cmd []string, stderr io.Writer, newH
 			return fail(stderr, what, code, "%s", msg)
 		}
 	}
-	w := &acquirer{what: what, name: name, wait: f.wait, verbose: f.verbose, rc: rc, h: h, stderr: stderr}
+	w := &acquirer{what: what, name: name, wait: f.wait, spent: spent, verbose: f.verbose, rc: rc, h: h, stderr: stderr}
 	code, sig := w.acquire(sigs)
 	if code >= 0 {
 		return code

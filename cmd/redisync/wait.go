@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,8 +12,7 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/redisync/redisync"
-	"github.com/redisync/redisync/semaphore"
+	"github.com/redisync/redisync/internal/errs"
 )
 
 // Pacing of the wait: retries after a Redis error, and --verbose progress.
@@ -30,6 +28,7 @@ const (
 type acquirer struct {
 	what, name string
 	wait       time.Duration // -1: forever
+	spent      time.Duration // of wait, before the first attempt (connecting)
 	verbose    bool
 	rc         rueidis.Client
 	h          holdable
@@ -48,7 +47,7 @@ type attempt struct {
 func (w *acquirer) acquire(sigs <-chan os.Signal) (int, os.Signal) {
 	ctx, cancel := context.WithCancel(context.Background())
 	if w.wait > 0 {
-		ctx, cancel = context.WithTimeout(context.Background(), w.wait)
+		ctx, cancel = context.WithTimeout(context.Background(), max(w.wait-w.spent, time.Nanosecond))
 	}
 	defer cancel()
 	stopProgress := w.progress(ctx)
@@ -206,26 +205,48 @@ func holders(r inspection) string {
 	return strings.Join(parts, "; ")
 }
 
-// transient reports whether an acquisition error is worth retrying within
-// --wait: the connection (refused, reset, timed out, a server restarting or
-// stalled) and Redis's own "try later" replies. Errors of the request itself
-// (a bad name, too many permits, a key of another type, authentication) are
-// not.
-func transient(err error) bool {
-	for _, permanent := range []error{redisync.ErrInvalidName, redisync.ErrClosed, redisync.ErrNonReentrant, semaphore.ErrTooMany} {
-		if errors.Is(err, permanent) {
-			return false
+// transient reports whether an error is worth retrying within --wait: it is
+// in errs.Classify's Transient class, the one the library's own waits use —
+// the connection (refused, reset, timed out, a server restarting, loading
+// or stalled, a failover) and Redis's own "try later" replies. Errors of
+// the request itself (a bad name, a permit count out of range, a key of
+// another kind, an ACL's NOPERM, authentication) are not: no retry changes
+// them, and they end the command at once.
+func transient(err error) bool { return errs.Classify(err) == errs.Transient }
+
+// connect reaches Redis for run and sem run. A failure that may pass (Redis
+// not up yet or restarting: a refused or timed-out connection) is retried
+// until --wait passes, as the wait for the lock retries it, and said once on
+// stderr (each retry with --verbose); --wait 0 tries once, and an error that
+// cannot pass (a bad URL, a wrong password, TLS) ends it at once. It returns
+// the client, its close function and how long the connecting took, or an
+// exit status (>= 0).
+func (f *runFlags) connectWithin(what string, stderr io.Writer, sigs <-chan os.Signal) (rueidis.Client, func(), time.Duration, int) {
+	start := time.Now()
+	pause := retryFirst
+	for tries := 0; ; tries++ {
+		rc, _, closeRC, err := f.conn.connect(false)
+		if err == nil {
+			return rc, closeRC, time.Since(start), -1
 		}
-	}
-	var re *rueidis.RedisError
-	if errors.As(err, &re) {
-		msg := re.Error()
-		for _, p := range []string{"LOADING", "BUSY", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "READONLY", "NOREPLICAS", "MOVED", "ASK"} {
-			if strings.HasPrefix(msg, p) {
-				return true
-			}
+		left := f.wait - time.Since(start)
+		switch {
+		case !transient(err) || f.wait == 0:
+			return nil, nil, 0, fail(stderr, what, exitError, "%v", err)
+		case f.wait > 0 && left <= 0:
+			return nil, nil, 0, fail(stderr, what, exitError, "%v; retried until --wait %s passed", err, (*waitFlag)(&f.wait))
+		case tries == 0 || f.verbose:
+			fmt.Fprintf(stderr, "redisync %s: %s; retrying within --wait %s\n", what, controlsShown(err.Error()), (*waitFlag)(&f.wait))
 		}
-		return false
+		d := pause
+		if f.wait > 0 {
+			d = min(d, left)
+		}
+		select {
+		case <-time.After(d):
+		case sig := <-sigs:
+			return nil, nil, 0, 128 + int(sig.(syscall.Signal))
+		}
+		pause = min(2*pause, retryMax)
 	}
-	return true
 }

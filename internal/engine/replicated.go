@@ -18,8 +18,9 @@ import (
 // holding a blocking command (WAIT) on one dedicated connection, so the
 // count is about this very write. (WAIT sent alone would go to another
 // connection and report on nothing.) A write acknowledged by fewer than n
-// replicas fails with ErrNotReplicated: it happened on the master, so an
-// acquisition is then undone by the caller's compensation.
+// replicas fails with an *errs.UnconfirmedError (matching ErrNotReplicated,
+// keeping the write's reply): it happened on the master, so an acquisition
+// is then undone by the caller's compensation.
 type replicated struct {
 	rueidis.Client
 	n       int64
@@ -88,7 +89,7 @@ func (r *replicated) Do(ctx context.Context, cmd rueidis.Completed) rueidis.Redi
 		return res[0] // NOSCRIPT (the caller retries with EVAL) or another error
 	}
 	if err := r.acked(res[1], t); err != nil {
-		return rueidis.NewErrorResult(err)
+		return rueidis.NewErrorResult(&errs.UnconfirmedError{Err: err, Reply: res[0]})
 	}
 	return res[0]
 }
@@ -124,7 +125,7 @@ func (r *replicated) doMultiWaited(ctx context.Context, cmds []rueidis.Completed
 	if err := r.acked(last, t); err != nil {
 		for i := range cmds {
 			if script[i] && out[i].Error() == nil {
-				out[i] = rueidis.NewErrorResult(err)
+				out[i] = rueidis.NewErrorResult(&errs.UnconfirmedError{Err: err, Reply: out[i]})
 			}
 		}
 	}

@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -180,8 +177,9 @@ func describe(primitive string) (prim, what string) {
 	return primitive, "the lock"
 }
 
-// WrapIO wraps err, when it is a Redis error reply, a transport failure or
-// a WrongKindError, with the primitive, the lock's name and the operation,
+// WrapIO wraps err, when it is a Redis error reply, a transport failure, a
+// WrongKindError or a write the replicas did not acknowledge
+// (ErrNotReplicated), with the primitive, the lock's name and the operation,
 // on one line: op is "<primitive>: <verb>" (as hold passes it, e.g.
 // "rlock: release"), and the message reads `rlock "name": releasing the
 // lock: EOF`. Other errors (sentinels, a primitive's refusals, ctx errors)
@@ -207,7 +205,8 @@ func wrap(prim, name, doing string, err error) error {
 		return nil
 	}
 	_, reply := rueidis.IsRedisErr(err)
-	if !reply && !Transient(err) && !errors.Is(err, rueidis.ErrClosing) && !errors.Is(err, errs.ErrWrongKind) {
+	if !reply && !Transient(err) && !errors.Is(err, rueidis.ErrClosing) && !errors.Is(err, errs.ErrWrongKind) &&
+		!errors.Is(err, errs.ErrNotReplicated) {
 		return err
 	}
 	if strings.Contains(err.Error(), "\n") {
@@ -239,28 +238,12 @@ func jitter(d time.Duration) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
-// Transient reports whether err is a failure to talk to Redis that may pass
-// by itself: a dropped or refused connection, a timeout on the wire, a
-// server that is loading its data set or a Cluster slot in migration. A
-// closed rueidis client (ErrClosing), a context's end and Redis's answers
-// to the command itself are not.
-func Transient(err error) bool {
-	if err == nil || errors.Is(err, rueidis.ErrClosing) ||
-		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return false
-	}
-	if rerr, ok := rueidis.IsRedisErr(err); ok {
-		return rerr.IsLoading() || rerr.IsTryAgain() || rerr.IsClusterDown() ||
-			strings.HasPrefix(rerr.Error(), "MASTERDOWN")
-	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
-		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNABORTED) {
-		return true
-	}
-	var ne net.Error
-	return errors.As(err, &ne)
-}
+// Transient reports whether err is in errs.Classify's Transient class: a
+// failure to talk to Redis that may pass by itself (a dropped or refused
+// connection, a timeout on the wire, a server loading, a failover or a
+// slot migration in progress). A closed client, a context's end and
+// Redis's answers to the command itself are not.
+func Transient(err error) bool { return errs.Classify(err) == errs.Transient }
 
 // Hint is the wait hint of a busy reply that says the holder may keep the
 // lock another ms milliseconds (a PTTL, or a script's estimate): ms+1 ms,

@@ -3,7 +3,11 @@
 // use them from here.
 package errs
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/redis/rueidis"
+)
 
 var (
 	// ErrNotHeld: the caller's owner does not hold the lock.
@@ -29,3 +33,18 @@ var LostOnClose = Join(ErrLockLost, ErrClosed)
 // Client's replication policy asks for (and, for an acquisition, was
 // rolled back).
 var ErrNotReplicated = errors.New("redisync: not acknowledged by enough replicas")
+
+// UnconfirmedError is the error of a write that ran on the master but was
+// not acknowledged by the replicas the replication policy asks for: it
+// matches ErrNotReplicated (through Err) and keeps the write's own reply,
+// for a caller whose answer depends on what the write did (a latch's
+// TrySetCount reports whether it created the latch).
+type UnconfirmedError struct {
+	Err   error               // matches ErrNotReplicated, with the count
+	Reply rueidis.RedisResult // the write's reply on the master
+}
+
+func (e *UnconfirmedError) Error() string { return e.Err.Error() }
+
+// Unwrap makes errors.Is(err, ErrNotReplicated) hold.
+func (e *UnconfirmedError) Unwrap() error { return e.Err }

@@ -3,10 +3,13 @@ package scripts
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"strconv"
 
 	"github.com/redis/rueidis"
+
+	"github.com/redisync/redisync/internal/errs"
 )
 
 var (
@@ -35,9 +38,15 @@ type LatchKeys struct {
 }
 
 // LatchTrySetCount runs latch_try_set_count.lua: it reports whether the
-// latch was created with count n (false: one exists).
+// latch was created with count n (false: one exists). A write the replicas
+// did not acknowledge still reports what it did on the master, with the
+// error.
 func LatchTrySetCount(ctx context.Context, c rueidis.Client, k *LatchKeys, n int64, publish string) (bool, error) {
 	v, err := latchTrySetCount.Exec(ctx, c, []string{k.Latch, k.Channel}, []string{strconv.FormatInt(n, 10), publish}).AsInt64()
+	var u *errs.UnconfirmedError
+	if errors.As(err, &u) {
+		v, _ = u.Reply.AsInt64()
+	}
 	return v == 1, err
 }
 

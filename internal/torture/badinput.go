@@ -276,8 +276,10 @@ func documentedPanic(f func()) (outcome string, ok bool) {
 	return "no panic", false
 }
 
-// replicaCheck points a Client at a replica: Lock fails with the server's
-// READONLY error (a *rueidis.RedisError), and nothing is written.
+// replicaCheck points a Client at a replica: TryLock fails with the
+// server's READONLY error (a *rueidis.RedisError), and nothing is written.
+// (Lock retries READONLY within its ctx, as a failover's demoted master
+// answers it until the client follows the new one: errs.Classify.)
 func (r *runState) replicaCheck(ctx context.Context, master, name string) (string, bool) {
 	replica, err := redistest.StartMain()
 	if err != nil {
@@ -297,12 +299,12 @@ func (r *runState) replicaCheck(ctx context.Context, master, name string) (strin
 	defer c.Close()
 	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	err = rlock.New(c, name).Lock(lctx)
+	_, err = rlock.New(c, name).TryLock(lctx)
 	var re *rueidis.RedisError
 	if !errors.As(err, &re) || !strings.HasPrefix(re.Error(), "READONLY") {
 		return fmt.Sprintf("got %v", err), false
 	}
-	return "Lock: READONLY (*rueidis.RedisError)", true
+	return "TryLock: READONLY (*rueidis.RedisError)", true
 }
 
 // busyCheck runs a script that never ends on the server: a Lock meanwhile
