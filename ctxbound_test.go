@@ -397,7 +397,12 @@ func TestCloseGivesUpAReleaseItCannotFinish(t *testing.T) {
 	defer cancel()
 	unlocked := make(chan error, 1)
 	go func() { unlocked <- m.Unlock(ctx) }()
-	time.Sleep(100 * time.Millisecond) // the release is on its way
+	// The release is on its way: its send waits for the stopped server (an
+	// Unlock that starts after Close would be no task of Close's to give up).
+	require.Eventually(t, func() bool {
+		buf := make([]byte, 1<<20)
+		return strings.Contains(string(buf[:runtime.Stack(buf, true)]), "internal/hold.(*Hold).send")
+	}, 10*time.Second, 10*time.Millisecond, "the Unlock's release never went out")
 	start := time.Now()
 	c.Close()
 	took := time.Since(start)
