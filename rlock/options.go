@@ -28,11 +28,13 @@ func WithReentrant() Option {
 	return func(o *lockopt.Options) { o.Reentrant = true }
 }
 
-// WithOwner sets the owner id instead of drawing a fresh one, so another
-// process (or a later run) can resume or release a hold by its id. It
-// implies WithReentrant: handles with the same owner id are the same owner,
-// each Lock of any of them nests into the owner's hold and each Unlock
-// releases one. New panics if id is empty. Default: "<client id>:<sequence>".
+// WithOwner sets the owner id instead of drawing a fresh one, so handles of
+// other processes (or a later run) can share a hold by its id. It implies
+// WithReentrant: handles with the same owner id are the same owner, each
+// Lock of any of them nests into the owner's hold and each Unlock releases
+// one of that handle's own holds (an Unlock on a handle that holds none is
+// ErrNotHeld; a crashed process's hold ends with its lease, or with
+// ForceUnlock). New panics if id is empty. Default: "<client id>:<sequence>".
 func WithOwner(id string) Option {
 	return func(o *lockopt.Options) { o.SetOwner(id) }
 }

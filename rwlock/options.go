@@ -35,7 +35,9 @@ func WithReentrant() Option {
 
 // WithOwner sets the owner id instead of drawing a fresh one. It implies
 // WithReentrant: handles with the same owner id are one owner and nest into
-// its holds. New panics if id is empty. Default: "<client id>:<sequence>".
+// its holds; each Unlock or RUnlock releases one of that handle's own holds
+// (none held: ErrNotHeld). New panics if id is empty. Default:
+// "<client id>:<sequence>".
 func WithOwner(id string) Option {
 	return func(o *lockopt.Options) { o.SetOwner(id) }
 }

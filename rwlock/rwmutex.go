@@ -100,10 +100,10 @@ func New(c *redisync.Client, name string, opts ...Option) *RWMutex {
 		})
 	}
 	rw.read = side("rwlock.read", func(ctx context.Context, a scripts.ReleaseArgs) (scripts.Released, error) {
-		return scripts.RWReadRelease(ctx, e.RC, &rw.keys, rw.leaseMs, a.Expected, e.Publish)
+		return scripts.RWReadRelease(ctx, e.RC, &rw.keys, rw.leaseMs, a, e.Publish)
 	}, scripts.RenewItem{Key: name, Owner: owner, Prefix: rw.keys.Timeouts, Phase: rw.keys.Phase, Info: info})
 	rw.write = side("rwlock.write", func(ctx context.Context, a scripts.ReleaseArgs) (scripts.Released, error) {
-		return scripts.RWWriteRelease(ctx, e.RC, &rw.keys, rw.leaseMs, a.Expected, e.Publish)
+		return scripts.RWWriteRelease(ctx, e.RC, &rw.keys, rw.leaseMs, a, e.Publish)
 	}, scripts.RenewItem{Key: name, Owner: rw.keys.WriteField, Phase: rw.keys.Phase, Info: info})
 	if o.Gated() {
 		rw.wgate, rw.rgate = hold.NewRWGate(o.NonReentrant, e.Closed())

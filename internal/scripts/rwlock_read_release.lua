@@ -15,6 +15,8 @@
 -- ARGV[3]  expected read count before this release (n > 0, 0 = any, -1 = all),
 --          as in rlock_release.lua
 -- ARGV[4]  "publish" or "spublish"
+-- ARGV[5]  with ARGV[3] = 0: how many read holds to release (default 1),
+--          as in rlock_release.lua
 --
 -- Reply: {acted, count} as rlock_release.lua. When no live read hold is left
 -- and no writer holds the lock, the hash is deleted and "1" is published
@@ -53,6 +55,8 @@ end
 local left = count - 1
 if expected < 0 then
   left = 0
+elseif expected == 0 then
+  left = math.max(count - math.max(tonumber(ARGV[5] or '1') or 1, 1), 0)
 end
 for n = left + 1, count do
   redis.call('del', KEYS[3] .. ':' .. n)
