@@ -86,3 +86,32 @@ func TestLocalExpiryOfASharedOwnersHoldLeavesTheOtherHandlesHold(t *testing.T) {
 		})
 	}
 }
+
+// A shared owner's hold that expired on the server is not the hold another
+// handle of the owner took afterwards: the Unlock that cleans up after the
+// expired one leaves the later hold alone (rwlock's releases check the
+// lock's phase token, as rlock's and fairlock's check the hash's).
+func TestCleanupOfAnExpiredSharedOwnerHoldLeavesALaterHoldAlone(t *testing.T) {
+	const lease = 600 * time.Millisecond
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			e := locktest.Setup(t)
+			name := "shared-later:" + k.name
+			a := k.new(e.C, name, "job-7", lease)
+			b := k.new(e.Client(t), name, "job-7", 0) // another process
+			require.NoError(t, a.Lock(bg))
+			<-a.Done()
+			locktest.Eventually(t, 5*time.Second, func() bool { return !e.Exists(t, name) }, "the lease ran out on the server")
+			require.NoError(t, b.Lock(bg)) // a new hold of the owner
+			assert.ErrorIs(t, a.Unlock(bg), redisync.ErrLockLost)
+			require.NoError(t, b.Err())
+			assert.True(t, e.Exists(t, name), "a's cleanup took b's later hold: %s", e.Describe(t))
+			ok, err := k.new(e.C, name, "", 0).TryLock(bg)
+			require.NoError(t, err)
+			assert.False(t, ok, "another owner got in while b holds")
+			require.NoError(t, b.Unlock(bg))
+			assert.False(t, e.Exists(t, name), "%s", e.Describe(t))
+		})
+	}
+}

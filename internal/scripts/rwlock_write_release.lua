@@ -14,6 +14,10 @@
 -- ARGV[4]  "publish" or "spublish"
 -- ARGV[5]  with ARGV[3] = 0: how many write holds to release (default 1),
 --          as in rlock_release.lua
+-- ARGV[6]  fencing token of the hold being released ("0": any): act only
+--          while the lock's phase carries it, as rwlock_renew.lua checks (a
+--          later hold of the same owner, after this one expired, is another
+--          hold)
 --
 -- Reply: {acted, count} as rlock_release.lua. At the last write hold: if the
 -- owner still has read holds the lock is downgraded to mode "read" and "1" is
@@ -38,6 +42,9 @@ end
 local count = tonumber(redis.call('hget', KEYS[1], ARGV[1]) or '0') or 0
 local expected = tonumber(ARGV[3])
 if count == 0 or (expected > 0 and count ~= expected) then
+  return {0, count}
+end
+if not of_phase(KEYS[1], KEYS[4], ARGV[6]) then
   return {0, count}
 end
 local holds = 1
