@@ -101,10 +101,11 @@ func (s *slot) in(op opKind) input { return input{op: op, slot: s.idx, owner: s.
 
 // worker is one goroutine's calls on one slot.
 type worker struct {
-	id  int
-	h   *history
-	rng *rand.Rand
-	end time.Time
+	id   int
+	h    *history
+	rng  *rand.Rand
+	end  time.Time
+	long int // holds in ten that last 300-900 ms, past a fixed lease for some
 }
 
 // acquire makes one Lock (with a deadline) or TryLock and records it; it
@@ -165,7 +166,7 @@ func (w *worker) unlock(s *slot, lastOpen int64) output {
 // a loss closes it).
 func (w *worker) hold(s *slot, since int64) int64 {
 	d := time.Duration(10+w.rng.IntN(140)) * time.Millisecond
-	if w.rng.IntN(10) < 3 {
+	if w.rng.IntN(10) < w.long {
 		d = time.Duration(300+w.rng.IntN(600)) * time.Millisecond
 	}
 	done := s.l.Done()
@@ -260,7 +261,7 @@ func (w *worker) strayRounds(s *slot, fresh func(shared bool) redisync.Locker, r
 		locked := make(chan grant, 1)
 		rng := rand.New(rand.NewPCG(w.rng.Uint64(), 0)) // the Lock's own draws
 		go func() {
-			lw := &worker{id: w.id + 1, h: w.h, rng: rng, end: w.end}
+			lw := &worker{id: w.id + 1, h: w.h, rng: rng, end: w.end, long: w.long}
 			ok, call := lw.acquire(s)
 			locked <- grant{ok, call}
 		}()
@@ -287,7 +288,7 @@ func (w *worker) strayRounds(s *slot, fresh func(shared bool) redisync.Locker, r
 // and during the workers' calls, until end.
 func stalls(h *history, srv *redistest.Server, rc rueidis.Client, rng *rand.Rand, end time.Time) {
 	for time.Now().Before(end) {
-		time.Sleep(time.Duration(150+rng.IntN(500)) * time.Millisecond)
+		time.Sleep(time.Duration(400+rng.IntN(1000)) * time.Millisecond)
 		d := time.Duration(200+rng.IntN(1000)) * time.Millisecond
 		if rng.IntN(2) == 0 {
 			h.count("CLIENT PAUSE WRITE")
@@ -339,17 +340,20 @@ func TestHistoriesAreLinearizable(t *testing.T) {
 			h := &history{start: time.Now(), stats: map[string]int{}}
 			end := time.Now().Add(budget())
 			var wg sync.WaitGroup
-			newWorker := func(id int) *worker {
-				return &worker{id: id, h: h, rng: rand.New(rand.NewPCG(rng.Uint64(), uint64(id))), end: end}
+			newWorker := func(id, long int) *worker {
+				return &worker{id: id, h: h, rng: rand.New(rand.NewPCG(rng.Uint64(), uint64(id))), end: end, long: long}
 			}
+			// The fixed-lease "job" handle outlives its lease most often,
+			// while the other "job" handle nests into its hold and renews.
 			for id, spec := range []struct {
 				s     *slot
 				alone bool
-			}{{slots[0], false}, {slots[0], false}, {slots[1], true}, {slots[2], true}, {slots[3], true}} {
-				w := newWorker(id)
+				long  int
+			}{{slots[0], false, 3}, {slots[0], false, 3}, {slots[1], true, 3}, {slots[2], true, 6}, {slots[3], true, 3}} {
+				w := newWorker(id, spec.long)
 				wg.Go(func() { w.run(spec.s, spec.alone) })
 			}
-			w := newWorker(5)
+			w := newWorker(5, 3)
 			wg.Go(func() { w.strayRounds(slots[4], fresh, e.RC) })
 			nemesis := rand.New(rand.NewPCG(rng.Uint64(), 99))
 			wg.Go(func() { stalls(h, e.Srv, e.RC, nemesis, end) })
