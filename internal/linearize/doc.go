@@ -25,8 +25,12 @@
 // handle is held once, and an Unlock ends only its own handle's holds.
 //
 // regress_test.go holds the focused tests of the defects the check was
-// written for (issue 22, defects 3 and 4) and of one it found (the cleanup
-// of an expired shared-owner rwlock hold took a later hold of the owner).
+// written for (issue 22, defects 3 and 4, the second also across processes:
+// one stalled behind a held-back connection while the other renews) and of
+// one it found (the cleanup of an expired shared-owner rwlock hold took a
+// later hold of the owner). The package's tests mostly wait, on servers of
+// their own: TestMain runs up to 16 of them at once unless -test.parallel
+// is given.
 //
 // Running it:
 //

@@ -315,6 +315,7 @@ func stalls(h *history, srv *redistest.Server, rc rueidis.Client, rng *rand.Rand
 // taking effect between its call and return, satisfies the mutex model
 // (model_test.go).
 func TestHistoriesAreLinearizable(t *testing.T) {
+	t.Parallel()
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
 			t.Parallel()

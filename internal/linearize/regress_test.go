@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -19,6 +20,7 @@ var bg = context.Background()
 // it returns ErrNotHeld, and the Lock's hold is there in Redis for as long
 // as its Done is open.
 func TestStrayUnlockDuringTheFirstLockReleasesNothing(t *testing.T) {
+	t.Parallel()
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
 			t.Parallel()
@@ -58,6 +60,7 @@ func TestStrayUnlockDuringTheFirstLockReleasesNothing(t *testing.T) {
 // it removes a's hold only: b still holds, nobody else gets in, and b's
 // Unlock frees the lock.
 func TestLocalExpiryOfASharedOwnersHoldLeavesTheOtherHandlesHold(t *testing.T) {
+	t.Parallel()
 	const lease = 2 * time.Second
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
@@ -92,6 +95,7 @@ func TestLocalExpiryOfASharedOwnersHoldLeavesTheOtherHandlesHold(t *testing.T) {
 // expired one leaves the later hold alone (rwlock's releases check the
 // lock's phase token, as rlock's and fairlock's check the hash's).
 func TestCleanupOfAnExpiredSharedOwnerHoldLeavesALaterHoldAlone(t *testing.T) {
+	t.Parallel()
 	const lease = 600 * time.Millisecond
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
@@ -107,6 +111,49 @@ func TestCleanupOfAnExpiredSharedOwnerHoldLeavesALaterHoldAlone(t *testing.T) {
 			assert.ErrorIs(t, a.Unlock(bg), redisync.ErrLockLost)
 			require.NoError(t, b.Err())
 			assert.True(t, e.Exists(t, name), "a's cleanup took b's later hold: %s", e.Describe(t))
+			ok, err := k.new(e.C, name, "", 0).TryLock(bg)
+			require.NoError(t, err)
+			assert.False(t, ok, "another owner got in while b holds")
+			require.NoError(t, b.Unlock(bg))
+			assert.False(t, e.Exists(t, name), "%s", e.Describe(t))
+		})
+	}
+}
+
+// Issue 22, defect 4 across processes: two processes hold as one owner id
+// in watchdog mode; one stalls past its lease (its connection held back)
+// while the other renews. The stalled one reports the loss, and the Unlock
+// that cleans up after it removes its own hold only: the renewing one
+// holds on and nobody else gets in.
+func TestSharedOwnerHandleStalledPastItsLeaseLeavesTheRenewingHandlesHold(t *testing.T) {
+	t.Parallel()
+	const lease = time.Second
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			e := locktest.Setup(t)
+			p := newStallProxy(t, e.Srv.Addr())
+			rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{p.Addr()}, DisableCache: true, ForceSingleClient: true})
+			require.NoError(t, err)
+			t.Cleanup(rc.Close)
+			stalled := redisync.New(rc, redisync.WithWatchdogTimeout(lease))
+			t.Cleanup(func() { stalled.Close() })
+			name := "shared-stall:" + k.name
+			a := k.new(stalled, name, "job-7", 0)
+			b := k.new(e.Client(t, redisync.WithWatchdogTimeout(lease)), name, "job-7", 0)
+			require.NoError(t, a.Lock(bg))
+			require.NoError(t, b.Lock(bg))
+			p.frozen.Store(true)
+			select {
+			case <-a.Done():
+			case <-time.After(3 * lease):
+				t.Fatal("a's renewals stalled past its lease without a loss")
+			}
+			time.Sleep(lease / 2) // b renews meanwhile
+			p.frozen.Store(false)
+			assert.ErrorIs(t, a.Unlock(bg), redisync.ErrLockLost)
+			require.NoError(t, b.Err(), "b's hold is its own")
+			assert.True(t, e.Exists(t, name), "a's cleanup took b's hold: %s", e.Describe(t))
 			ok, err := k.new(e.C, name, "", 0).TryLock(bg)
 			require.NoError(t, err)
 			assert.False(t, ok, "another owner got in while b holds")
