@@ -87,7 +87,8 @@ func New(c *redisync.Client, name string, opts ...Option) *RWMutex {
 			Engine: e, Lease: lease, Fixed: fixed, NonReentrant: o.NonReentrant,
 			// WithOwner: other handles may hold as this owner. The rwlock
 			// scripts keep no latch (Redisson's RReadWriteLock counts the
-			// hash's fields), so a shared owner's release is ReleaseAny.
+			// hash's fields), so a shared owner's release is ReleaseAny,
+			// guarded by the hold's token against the lock's phase.
 			Shared:   o.Owner != "",
 			Release:  release,
 			Renewer:  e.RWLockRenewer,
