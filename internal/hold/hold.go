@@ -69,7 +69,6 @@ type Hold struct {
 	err        error           // nil while held; why the last hold ended otherwise
 	renewal    *watchdog.Lease // the current hold's registration with the watchdog
 	lost       bool            // the last hold was lost: Unlock cleans up and reports it
-	held       bool            // the handle has had a hold of its own
 	ended      uint64          // token of the last hold that ended (what a cleanup may touch)
 	endedHolds int64           // this handle's holds when it ended (what a shared owner's cleanup removes)
 	since      time.Time       // when the current hold was acquired (sent)
