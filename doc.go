@@ -60,6 +60,19 @@
 //
 // A fixed-lease hold reports a loss when its lease runs out before Unlock.
 //
+// Handles that share an owner id (WithOwner, or a Redisson client on the
+// same id) share one count in Redis — the sum of their holds — and one
+// lease, the latest any of them set (a grant or renewal never shortens
+// it). Each handle still judges its own hold by its own lease: one whose
+// fixed lease runs out, or whose renewals go unconfirmed, by its clock
+// reports the loss (Done, ErrLockLost) even while another handle keeps the
+// key alive, and the Unlock that follows removes that handle's holds only,
+// so the other handles hold on. A handle's Unlock releases only what its
+// own Lock and TryLock calls were granted: on a handle that holds nothing —
+// also one whose first Lock is still in flight — it returns ErrNotHeld and
+// changes nothing. A hold a crashed process left under an owner id ends
+// with its lease, or with ForceUnlock.
+//
 // # Waiting and permissions
 //
 // A waiter sleeps until a release wakes it by pub/sub (PUBLISH, or SPUBLISH

@@ -33,14 +33,15 @@ func WithReentrant() Option {
 	return func(o *lockopt.Options) { o.Reentrant = true }
 }
 
-// WithOwner sets the owner id instead of drawing a fresh one, so another
-// process can resume or release a hold by its id. It implies WithReentrant:
-// handles with the same owner id are one owner and nest into its hold. The
-// id is the owner's field in the lock's hash and its queue entry, as given,
-// so the rules are rlock's: an id that is empty, starts with "redisync:", is
-// "mode" or ends with ":write" makes every method return a
-// *redisync.InvalidOwnerError (redisync.ErrInvalidOwner) without I/O.
-// Default: "<client id>:<sequence>".
+// WithOwner sets the owner id instead of drawing a fresh one, so handles of
+// other processes can share a hold by its id. It implies WithReentrant:
+// handles with the same owner id are one owner and nest into its hold; each
+// Unlock releases one of that handle's own holds (an Unlock on a handle
+// that holds none is ErrNotHeld). The id is the owner's field in the lock's
+// hash and its queue entry, as given, so the rules are rlock's: an id that
+// is empty, starts with "redisync:", is "mode" or ends with ":write" makes
+// every method return a *redisync.InvalidOwnerError
+// (redisync.ErrInvalidOwner) without I/O. Default: "<client id>:<sequence>".
 func WithOwner(id string) Option {
 	return func(o *lockopt.Options) { o.SetOwner(id) }
 }

@@ -29,7 +29,9 @@
 // inside a critical section inherit its context and would all re-enter.
 //
 // In Redis a handle is one owner, "<client uuid>:<n>" unless WithOwner sets
-// it (so another process can resume or release a hold). The local wait
+// it (so handles of other processes, or a later run, nest into one hold;
+// each Unlock releases a hold of its own handle only, see the root
+// package's "Leases and loss"). The local wait
 // exists because Redis alone cannot tell two goroutines of one owner apart.
 // An owner id is a field of the lock's hash beside the lock's own fields, so
 // ids that could be taken for one ("mode", "redisync:...", "...:write", see

@@ -29,11 +29,13 @@ func WithReentrant() Option {
 	return func(o *lockopt.Options) { o.Reentrant = true }
 }
 
-// WithOwner sets the owner id instead of drawing a fresh one, so another
-// process (or a later run) can resume or release a hold by its id. It
-// implies WithReentrant: handles with the same owner id are the same owner,
-// each Lock of any of them nests into the owner's hold and each Unlock
-// releases one. The id is the owner's field in the lock's hash, as given
+// WithOwner sets the owner id instead of drawing a fresh one, so handles of
+// other processes (or a later run) can share a hold by its id. It implies
+// WithReentrant: handles with the same owner id are the same owner, each
+// Lock of any of them nests into the owner's hold and each Unlock releases
+// one of that handle's own holds (an Unlock on a handle that holds none is
+// ErrNotHeld; a crashed process's hold ends with its lease, or with
+// ForceUnlock). The id is the owner's field in the lock's hash, as given
 // (a Redisson client's "<uuid>:<thread id>" is that client's owner), so it
 // must not be a field the lock keeps there itself: an id that is empty,
 // starts with "redisync:" (the fencing token, the handles' latches), is

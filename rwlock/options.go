@@ -36,7 +36,8 @@ func WithReentrant() Option {
 
 // WithOwner sets the owner id instead of drawing a fresh one. It implies
 // WithReentrant: handles with the same owner id are one owner and nest into
-// its holds. The id is used as given (a Redisson client's
+// its holds; each Unlock or RUnlock releases one of that handle's own holds
+// (none held: ErrNotHeld). The id is used as given (a Redisson client's
 // "<uuid>:<thread id>" is that client's owner): it is the read field
 // "<id>", the write field "<id>:write", and part of every read hold's key
 // "<base>:<id>:rwlock_timeout:<n>". So it must be one non-empty part

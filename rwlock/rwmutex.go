@@ -95,7 +95,8 @@ func New(c *redisync.Client, name string, opts ...Option) *RWMutex {
 			Engine: e, Lease: lease, Fixed: fixed, NonReentrant: o.NonReentrant,
 			// WithOwner: other handles may hold as this owner. The rwlock
 			// scripts keep no latch (Redisson's RReadWriteLock counts the
-			// hash's fields), so a shared owner's release is ReleaseAny.
+			// hash's fields), so a shared owner's release is ReleaseAny,
+			// guarded by the hold's token against the lock's phase.
 			Shared:   o.Owner != "",
 			Release:  release,
 			Renewer:  e.RWLockRenewer,
@@ -108,10 +109,10 @@ func New(c *redisync.Client, name string, opts ...Option) *RWMutex {
 		})
 	}
 	rw.read = side("rwlock.read", func(ctx context.Context, a scripts.ReleaseArgs) (scripts.Released, error) {
-		return scripts.RWReadRelease(ctx, e.RC, &rw.keys, rw.leaseMs, a.Expected, e.Publish)
+		return scripts.RWReadRelease(ctx, e.RC, &rw.keys, rw.leaseMs, a, e.Publish)
 	}, scripts.RenewItem{Key: name, Owner: owner, Prefix: rw.keys.Timeouts, Phase: rw.keys.Phase, Info: info})
 	rw.write = side("rwlock.write", func(ctx context.Context, a scripts.ReleaseArgs) (scripts.Released, error) {
-		return scripts.RWWriteRelease(ctx, e.RC, &rw.keys, rw.leaseMs, a.Expected, e.Publish)
+		return scripts.RWWriteRelease(ctx, e.RC, &rw.keys, rw.leaseMs, a, e.Publish)
 	}, scripts.RenewItem{Key: name, Owner: rw.keys.WriteField, Phase: rw.keys.Phase, Info: info})
 	if o.Gated() {
 		rw.wgate, rw.rgate = hold.NewRWGate(o.NonReentrant, e.Closed())

@@ -297,7 +297,7 @@ func (h *Hold) granted(res scripts.Acquired, sent time.Time) error {
 	if err := w.Add(l, sent); err != nil {
 		return errs.ErrClosed
 	}
-	h.holds, h.remote, h.held = 1, res.Count, true
+	h.holds, h.remote = 1, res.Count
 	h.renewal, h.token, h.err, h.lost = l, res.Token, nil, false
 	h.done, h.since = make(chan struct{}), sent
 	return nil

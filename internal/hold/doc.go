@@ -34,7 +34,11 @@
 //     same request, before the handle's next operation; it never
 //     decrements twice;
 //   - a hold the watchdog reports lost closes Done, and the next Unlock
-//     removes whatever is left of it and reports the loss.
+//     removes whatever is left of it — of an owner other handles share,
+//     this handle's holds only — and reports the loss;
+//   - an Unlock releases only what this handle's own acquisitions were
+//     granted: on a handle with no hold (also while its first acquire is
+//     in flight) it is ErrNotHeld and sends nothing.
 //
 // # Idempotent release, with shared owners
 //
@@ -57,4 +61,10 @@
 // hold's fencing token, so it never acts on a later hold of the same owner.
 // Each handle releases exactly its own holds. The latch field goes away with
 // the hash; Redisson's scripts ignore it.
+//
+// The owner's count in Redis is then the sum of its handles' holds, and the
+// key's lease the latest any of them set; each handle's hold ends by its own
+// lease (the watchdog judges it alone). When one handle's hold is lost, the
+// cleanup Unlock removes as many holds as that handle had (ReleaseArgs.Holds),
+// guarded by the token: the other handles' holds, and the key, live on.
 package hold

@@ -61,18 +61,18 @@ type Hold struct {
 	seq uint64        // request ids (under op)
 	cur scripts.Latch // the latch of the acquire in flight (under op)
 
-	mu      sync.Mutex
-	holds   int64           // this handle's holds: grants minus Unlocks
-	remote  int64           // the owner's count in Redis as last seen
-	token   uint64          // fencing token of the current hold
-	done    chan struct{}   // closed when the current hold ends
-	err     error           // nil while held; why the last hold ended otherwise
-	renewal *watchdog.Lease // the current hold's registration with the watchdog
-	lost    bool            // the last hold was lost: Unlock cleans up and reports it
-	held    bool            // the handle has had a hold of its own
-	ended   uint64          // token of the last hold that ended (what a cleanup may touch)
-	since   time.Time       // when the current hold was acquired (sent)
-	queue   []*job          // releases not yet answered by Redis, in order
+	mu         sync.Mutex
+	holds      int64           // this handle's holds: grants minus Unlocks
+	remote     int64           // the owner's count in Redis as last seen
+	token      uint64          // fencing token of the current hold
+	done       chan struct{}   // closed when the current hold ends
+	err        error           // nil while held; why the last hold ended otherwise
+	renewal    *watchdog.Lease // the current hold's registration with the watchdog
+	lost       bool            // the last hold was lost: Unlock cleans up and reports it
+	ended      uint64          // token of the last hold that ended (what a cleanup may touch)
+	endedHolds int64           // this handle's holds when it ended (what a shared owner's cleanup removes)
+	since      time.Time       // when the current hold was acquired (sent)
+	queue      []*job          // releases not yet answered by Redis, in order
 }
 
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
@@ -217,7 +217,7 @@ func (h *Hold) end(l *watchdog.Lease, reason error, lost bool) {
 		h.mu.Unlock()
 		return
 	}
-	h.ended = h.token
+	h.ended, h.endedHolds = h.token, h.holds
 	h.renewal, h.holds, h.token, h.err, h.lost = nil, 0, 0, reason, lost
 	close(h.done)
 	held := time.Since(h.since)

@@ -15,7 +15,8 @@ import (
 // order, and stays queued until Redis has answered it.
 type job struct {
 	kind    jobKind
-	token   uint64          // the hold's fencing token (kindOne)
+	token   uint64          // the hold's fencing token
+	holds   int64           // kindAll: how many holds of this handle's the lost hold had
 	renewal *watchdog.Lease // the hold it releases, still current when nested
 	result  error           // kindAll: the loss it reports
 
@@ -33,8 +34,7 @@ type jobKind uint8
 
 const (
 	kindOne  jobKind = iota // one hold of this handle
-	kindAll                 // whatever is left of a lost hold
-	kindAny                 // no hold on this handle: one of the owner's (WithOwner resumed)
+	kindAll                 // whatever is left of this handle's lost hold
 	kindWait                // no hold: wait for the releases queued before
 )
 
@@ -66,21 +66,19 @@ func (h *Hold) Unlock(ctx context.Context) error {
 	switch {
 	case n == 0 && lost:
 		h.lost = false
-		j.kind, j.result, j.token = kindAll, h.err, h.ended
+		j.kind, j.result, j.token, j.holds = kindAll, h.err, h.ended, h.endedHolds
 	case n == 0 && len(h.queue) > 0 && h.queue[0].told:
 		// An earlier Unlock was told an error and its release is still
 		// queued: this one sees it through (and releases nothing more).
 		j.kind = kindWait
-	case n == 0 && h.held:
-		// The handle's own holds are over (their releases done or under
-		// way): a second Unlock is turned away, as sync.Mutex's would be,
-		// and never takes a hold that is not this handle's.
+	case n == 0:
+		// The handle holds nothing of its own: its holds are over (their
+		// releases done or under way), or it never held — also while its
+		// first Lock is still in flight. The Unlock is turned away, as
+		// sync.Mutex's would be, and never takes a hold that is not this
+		// handle's, not even one of an owner id it shares.
 		h.mu.Unlock()
 		return errs.ErrNotHeld
-	case n == 0:
-		// This handle never held: an owner resumed with WithOwner may
-		// still hold in Redis (a process that crashed holding it).
-		j.kind = kindAny
 	case n > 1 && h.cfg.LocalCount:
 		h.holds-- // a nested hold Redis never saw
 		h.mu.Unlock()
@@ -100,7 +98,7 @@ func (h *Hold) Unlock(ctx context.Context) error {
 			h.end(renewal, LostReason(h.cfg.Engine), false)
 			h.mu.Lock()
 			h.lost = false // this Unlock cleans up and reports it
-			j.kind, j.result, j.token = kindAll, h.err, h.ended
+			j.kind, j.result, j.token, j.holds = kindAll, h.err, h.ended, 1
 			h.mu.Unlock()
 		}
 	}
@@ -198,10 +196,14 @@ func (h *Hold) run(ctx context.Context, j *job) (error, bool) {
 		j.fixed = true
 		switch j.kind {
 		case kindAll:
-			// Only the lost hold's remains: never a later hold of the owner.
+			// Only the lost hold's remains: never a later hold of the owner
+			// (the token), and of an owner other handles share only this
+			// handle's holds — their counts mix with ours in Redis, and
+			// their holds live on by their own leases.
 			j.args.Expected, j.args.Token = scripts.ReleaseAll, j.token
-		case kindAny:
-			j.args.Expected = scripts.ReleaseAny
+			if h.cfg.Shared && !sharedOwnerAsUnique {
+				j.args.Expected, j.args.Holds = scripts.ReleaseAny, j.holds
+			}
 		default:
 			j.args.Token = j.token
 			h.mu.Lock()
@@ -226,14 +228,8 @@ func (h *Hold) run(ctx context.Context, j *job) (error, bool) {
 	h.mu.Lock()
 	h.remote = r.Count
 	h.mu.Unlock()
-	switch j.kind {
-	case kindAll:
+	if j.kind == kindAll {
 		return j.result, true
-	case kindAny:
-		if !r.Acted {
-			return errs.ErrNotHeld, true
-		}
-		return nil, true
 	}
 	if !r.Acted && j.args.Expected > 0 && r.Count == j.args.Expected-1 && (r.Count > 0 || j.sends > 1) {
 		// An earlier send of this release, or another user of this unique

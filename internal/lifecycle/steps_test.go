@@ -220,12 +220,6 @@ func (r *run) unlockStep(t *rapid.T) {
 			return false
 		case h.side == permit:
 			return h.p != nil
-		case h.sharedOwner && h.count == 0 && !h.lost:
-			for _, o := range h.lk.handles {
-				if o != h && o.owner == h.owner && (o.count > 0 || o.lost) {
-					return false // releasing a sibling's hold is resume semantics, not modelled
-				}
-			}
 		}
 		return true
 	})

@@ -152,9 +152,11 @@ local function latch_set(key, latch, req, outcome)
   end
 end
 
--- Undo one hold (or all) of owner per the release contract (see
--- rlock_release.lua). Returns the reply, and true when the lock was deleted.
-local function release_hold(key, owner, lease, expected, token_key, token, latch, req)
+-- Undo one hold (or all, or holds of them with expected 0) of owner per the
+-- release contract (see rlock_release.lua). Returns the reply, and true when
+-- the lock was deleted.
+local function release_hold(key, owner, lease, expected, token_key, token, latch, req, holds)
+  holds = math.max(holds or 1, 1)
   local seen = latch_get(key, latch, req)
   if expected == -2 then
     -- Undo of acquire req: act only if it granted, and never twice; mark it
@@ -163,7 +165,7 @@ local function release_hold(key, owner, lease, expected, token_key, token, latch
       latch_set(key, latch, req, 'u')
       return {0, tonumber(redis.call('hget', key, owner) or '0') or 0}, false
     end
-    expected = 0
+    expected, holds = 0, 1
   elseif seen and string.sub(seen, 1, 2) == 'r ' then
     -- A retry of a release that already ran: replay its outcome.
     local acted, count = string.match(seen, '^r (%d+) (%d+)$')
@@ -180,12 +182,15 @@ local function release_hold(key, owner, lease, expected, token_key, token, latch
     latch_set(key, latch, req, 'r 0 ' .. count)
     return {0, count}, false
   end
-  if expected >= 0 and count > 1 then
+  if expected > 0 then
+    holds = 1
+  end
+  if expected >= 0 and count > holds then
     touch(key) -- a decrement does not grow memory: let it run under OOM
-    redis.call('hincrby', key, owner, -1)
+    redis.call('hincrby', key, owner, -holds)
     extend(key, lease)
-    latch_set(key, latch, req, 'r 1 ' .. (count - 1))
-    return {1, count - 1}, false
+    latch_set(key, latch, req, 'r 1 ' .. (count - holds))
+    return {1, count - holds}, false
   end
   redis.call('del', key)
   keep_token(current, token_key)

@@ -10,7 +10,7 @@
 -- ARGV[3]  expected hold count before this release:
 --            n > 0  act only if the count is n (a repeated call finds n-1 and
 --                   does nothing, so a retried release never decrements twice)
---            0      decrement whatever the count (an owner resumed elsewhere)
+--            0      decrement whatever the count (an owner other handles share)
 --            -1     release every hold of the owner (cleanup of a lost hold)
 -- ARGV[4]  "publish" or "spublish"
 -- ARGV[5]  fencing token of the hold being released: act only while the
@@ -20,6 +20,9 @@
 --          see lib.lua), and ARGV[7] this request's id. With a latch, a
 --          retried request replays its first outcome, and ARGV[3] = -2 undoes
 --          the acquire with request id ARGV[7] (only if it granted).
+-- ARGV[8]  with ARGV[3] = 0: how many holds to release (default 1), so the
+--          cleanup of a lost hold of a shared owner removes that handle's
+--          holds and no other handle's; the last ones delete the hash.
 --
 -- Reply: {acted, count}: acted is 1 when this call changed the lock, count is
 -- the owner's hold count afterwards (0: released, or not held at all).
@@ -37,7 +40,7 @@ if refusal then
   return refusal
 end
 local reply, deleted = release_hold(KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), KEYS[3],
-  tonumber(ARGV[5] or '0'), ARGV[6], ARGV[7])
+  tonumber(ARGV[5] or '0'), ARGV[6], ARGV[7], tonumber(ARGV[8] or '1'))
 if deleted then
   if KEYS[4] then
     info_drop(KEYS[4], ARGV[1], true)

@@ -75,12 +75,12 @@ func RWReadAcquire(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs str
 }
 
 // RWReadRelease runs rwlock_read_release.lua (the contract of LockRelease;
-// the rwlock scripts take no token or latch: its shared owners fall back to
-// ReleaseAny).
-func RWReadRelease(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs string, expected int64, publish string) (Released, error) {
+// the rwlock scripts take no latch: its shared owners fall back to
+// ReleaseAny, with a.Holds, guarded by a.Token against the lock's phase).
+func RWReadRelease(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs string, a ReleaseArgs, publish string) (Released, error) {
 	return parseReleased(rwReadRelease.Exec(ctx, c,
 		k.withInfo(k.Lock, k.Channel, k.Timeouts, k.TimeoutBase, k.Token, k.Phase),
-		[]string{k.Owner, leaseMs, strconv.FormatInt(expected, 10), publish}))
+		[]string{k.Owner, leaseMs, strconv.FormatInt(a.Expected, 10), publish, a.holds(), strconv.FormatUint(a.Token, 10)}))
 }
 
 // RWWriteAcquire runs rwlock_write_acquire.lua; waiterTimeoutMs > 0 registers
@@ -92,10 +92,10 @@ func RWWriteAcquire(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs st
 }
 
 // RWWriteRelease runs rwlock_write_release.lua (the contract of LockRelease).
-func RWWriteRelease(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs string, expected int64, publish string) (Released, error) {
+func RWWriteRelease(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs string, a ReleaseArgs, publish string) (Released, error) {
 	return parseReleased(rwWriteRelease.Exec(ctx, c,
 		k.withInfo(k.Lock, k.Channel, k.Token, k.Phase),
-		[]string{k.WriteField, leaseMs, strconv.FormatInt(expected, 10), publish}))
+		[]string{k.WriteField, leaseMs, strconv.FormatInt(a.Expected, 10), publish, a.holds(), strconv.FormatUint(a.Token, 10)}))
 }
 
 // RWLeave runs rwlock_leave.lua: it reports whether the writer was waiting.

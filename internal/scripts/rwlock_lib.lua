@@ -50,6 +50,17 @@ local function phase_token(lock, phase_key, mode)
   return nil
 end
 
+-- Whether a hold with token (a string; "0" or nil: any) belongs to lock's
+-- current phase: a phase whose token we do not know (a Redisson client
+-- began it) is not held against the hold, as rwlock_renew.lua judges it.
+local function of_phase(lock, phase_key, token)
+  if token == nil or token == '0' or token == '' then
+    return true
+  end
+  local current = phase_token(lock, phase_key, redis.call('hget', lock, 'mode'))
+  return current == nil or current == tonumber(token)
+end
+
 -- A fresh token (lib.lua's next_token), also above a phase key's token.
 local function phase_next(last_key, phase_key)
   local token = next_token(last_key)

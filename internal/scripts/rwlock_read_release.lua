@@ -15,6 +15,10 @@
 -- ARGV[3]  expected read count before this release (n > 0, 0 = any, -1 = all),
 --          as in rlock_release.lua
 -- ARGV[4]  "publish" or "spublish"
+-- ARGV[5]  with ARGV[3] = 0: how many read holds to release (default 1),
+--          as in rlock_release.lua
+-- ARGV[6]  fencing token of the hold being released ("0": any), as in
+--          rwlock_write_release.lua
 --
 -- Reply: {acted, count} as rlock_release.lua. When no live read hold is left
 -- and no writer holds the lock, the hash is deleted and "1" is published
@@ -50,9 +54,14 @@ local expected = tonumber(ARGV[3])
 if count == 0 or (expected > 0 and count ~= expected) then
   return {0, count}
 end
+if not of_phase(KEYS[1], KEYS[6], ARGV[6]) then
+  return {0, count}
+end
 local left = count - 1
 if expected < 0 then
   left = 0
+elseif expected == 0 then
+  left = math.max(count - math.max(tonumber(ARGV[5] or '1') or 1, 1), 0)
 end
 for n = left + 1, count do
   redis.call('del', KEYS[3] .. ':' .. n)

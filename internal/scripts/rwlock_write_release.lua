@@ -12,6 +12,12 @@
 -- ARGV[3]  expected write count before this release (n > 0, 0 = any, -1 =
 --          all), as in rlock_release.lua
 -- ARGV[4]  "publish" or "spublish"
+-- ARGV[5]  with ARGV[3] = 0: how many write holds to release (default 1),
+--          as in rlock_release.lua
+-- ARGV[6]  fencing token of the hold being released ("0": any): act only
+--          while the lock's phase carries it, as rwlock_renew.lua checks (a
+--          later hold of the same owner, after this one expired, is another
+--          hold)
 --
 -- Reply: {acted, count} as rlock_release.lua. At the last write hold: if the
 -- owner still has read holds the lock is downgraded to mode "read" and "1" is
@@ -38,11 +44,18 @@ local expected = tonumber(ARGV[3])
 if count == 0 or (expected > 0 and count ~= expected) then
   return {0, count}
 end
-if expected >= 0 and count > 1 then
-  redis.call('hincrby', KEYS[1], ARGV[1], -1)
+if not of_phase(KEYS[1], KEYS[4], ARGV[6]) then
+  return {0, count}
+end
+local holds = 1
+if expected == 0 then
+  holds = math.max(tonumber(ARGV[5] or '1') or 1, 1)
+end
+if expected >= 0 and count > holds then
+  redis.call('hincrby', KEYS[1], ARGV[1], -holds)
   extend(KEYS[1], tonumber(ARGV[2]))
   phase_follow(KEYS[1], KEYS[4])
-  return {1, count - 1}
+  return {1, count - holds}
 end
 local token = phase_token(KEYS[1], KEYS[4], redis.call('hget', KEYS[1], 'mode'))
 redis.call('hdel', KEYS[1], ARGV[1])

@@ -186,12 +186,18 @@ type ReleaseArgs struct {
 	// only while the lock carries it. 0: any.
 	Token uint64
 	Latch Latch
+	// Holds is how many holds a ReleaseAny release removes (0 or 1: one):
+	// the cleanup of a lost hold of an owner that other handles share
+	// removes that handle's holds, never theirs.
+	Holds int64
 }
 
 func (a *ReleaseArgs) argv(owner, leaseMs, publish string) []string {
 	return []string{owner, leaseMs, strconv.FormatInt(a.Expected, 10), publish,
-		strconv.FormatUint(a.Token, 10), a.Latch.Field, a.Latch.Req}
+		strconv.FormatUint(a.Token, 10), a.Latch.Field, a.Latch.Req, a.holds()}
 }
+
+func (a *ReleaseArgs) holds() string { return strconv.FormatInt(max(a.Holds, 1), 10) }
 
 // Released is the outcome of a release script.
 type Released struct {
