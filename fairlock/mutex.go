@@ -120,6 +120,17 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 	return m
 }
 
+// A multilock learns a handle's refusal before its first round.
+func init() {
+	lockopt.RegisterRefusal(func(l any) (error, bool) {
+		m, ok := l.(*Mutex)
+		if !ok {
+			return nil, false
+		}
+		return m.nameErr, true
+	})
+}
+
 func (m *Mutex) observed() obs.Target { return obs.Target{Primitive: "fairlock", Name: m.name} }
 
 // Name returns the lock's name (the key of its hash).

@@ -92,6 +92,15 @@
 // are refused too; give one of them a Locker of your own without a Name
 // method if you mean it.
 //
+// A component of this module whose every method is refused without I/O —
+// its name, owner id, lease or permit count cannot be used
+// (redisync.ErrInvalidName, ErrInvalidOwner, ErrInvalidLease,
+// semaphore.ErrBadCount) — makes every method of the multilock return
+// that error, at once and without I/O, wherever the component sorts: a
+// round does not take the components before it (nor find one busy and
+// report contention). New learns it through an internal hook of each lock
+// package; a Locker of your own is asked nothing.
+//
 // # Its hold, and why it is not an internal/hold.Hold
 //
 // Every lock handle's hold lifecycle — count, token, Done and Err, watchdog

@@ -13,13 +13,17 @@ import (
 // multilock is held when every component is. Each component must offer it
 // (redisync.Inspector: every lock kind of this module does); one that does
 // not is an error matching ErrNotInspectable. Components are asked one
-// after the other, in the canonical order.
+// after the other, in the canonical order; a component's refusal (see
+// Lock) is returned before any is asked.
 
 // ErrNotInspectable is returned by the inspection methods when a component
 // has no inspection methods (a Locker of another module).
 var ErrNotInspectable = errors.New("multilock: a component cannot be inspected")
 
 func (m *Mutex) inspectors() ([]redisync.Inspector, error) {
+	if m.refused != nil {
+		return nil, m.refused
+	}
 	out := make([]redisync.Inspector, len(m.parts))
 	for i, p := range m.parts {
 		in, ok := p.(redisync.Inspector)
@@ -95,6 +99,9 @@ func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) {
 func (m *Mutex) Holders(ctx context.Context) ([][]redisync.Holder, error) {
 	type holderser interface {
 		Holders(ctx context.Context) ([]redisync.Holder, error)
+	}
+	if m.refused != nil {
+		return nil, m.refused
 	}
 	out := make([][]redisync.Holder, len(m.parts))
 	for i, p := range m.parts {

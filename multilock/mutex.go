@@ -17,6 +17,7 @@ import (
 	ierrs "github.com/redisync/redisync/internal/errs"
 	"github.com/redisync/redisync/internal/hold"
 	"github.com/redisync/redisync/internal/keys"
+	"github.com/redisync/redisync/internal/lockopt"
 	"github.com/redisync/redisync/internal/obs"
 	"github.com/redisync/redisync/internal/scripts"
 )
@@ -65,6 +66,12 @@ type Mutex struct {
 	names []string          // parts' names (nameOf), same order
 	// sameErr, when set, is the ErrSameLock that Lock and TryLock return.
 	sameErr error
+	// refused, when set, is the first component's (canonical order)
+	// refusal: the error every method of that component returns without
+	// I/O — its name, owner id, lease or count cannot be used
+	// (lockopt.Refusal). Lock, TryLock, Unlock and the inspection methods
+	// return it before any I/O.
+	refused error
 
 	// gate is the local wait in front of the rounds (nil: NewReentrant),
 	// the same one every lock handle has (internal/hold). A multilock has
@@ -176,11 +183,32 @@ func newMutex(lockers []redisync.Locker) *Mutex {
 	for _, en := range entries {
 		m.parts = append(m.parts, en.l)
 		m.names = append(m.names, en.name)
+		if m.refused == nil {
+			m.refused = refusalOf(en.l)
+		}
 	}
-	if sameErr == nil {
+	if m.refusal() == nil {
 		m.members = oneScript(m.parts)
 	}
 	return m
+}
+
+// refusalOf is the error every method of component l returns without I/O,
+// nil when it has none (or is a Locker of the caller's own).
+func refusalOf(l redisync.Locker) error {
+	if m, ok := l.(*Mutex); ok {
+		return m.refusal()
+	}
+	return lockopt.Refusal(l)
+}
+
+// refusal is what Lock and TryLock return before any I/O: ErrSameLock, or
+// a component's refusal; nil when there is none.
+func (m *Mutex) refusal() error {
+	if m.sameErr != nil {
+		return m.sameErr
+	}
+	return m.refused
 }
 
 func isNil(l redisync.Locker) bool {
@@ -220,7 +248,7 @@ func oneScript(parts []redisync.Locker) []*hold.Member {
 	seen := map[string]bool{}
 	for _, p := range parts {
 		mb, ok := hold.MemberOf(p)
-		if !ok || !mb.Usable || (len(ms) > 0 && mb.Engine != ms[0].Engine) || seen[mb.Request.Keys.Lock] {
+		if !ok || (len(ms) > 0 && mb.Engine != ms[0].Engine) || seen[mb.Request.Keys.Lock] {
 			return nil
 		}
 		if mb.Engine.Cluster && len(ms) > 0 && keys.Slot(mb.Request.Keys.Lock) != keys.Slot(ms[0].Request.Keys.Lock) {
@@ -270,17 +298,19 @@ func (m *Mutex) Atomic() bool { return m.members != nil }
 // loading: the class every lock's own Lock retries), the ones taken in that
 // round are released before the round ends, and the next round starts
 // after a jittered backoff. It returns nil, ctx.Err() unwrapped (nothing
-// held), ErrSameLock, or at once the first component error that no retry
-// changes — a key of another kind, NOPERM, ErrEvictionPolicy (nothing
-// held). On a held multilock
-// it waits for that hold's Unlock (NewReentrant: it nests every
-// component). Lock panics on a nil ctx.
+// held), or at once: ErrSameLock or a component's refusal (the error its
+// every method returns without I/O: redisync.ErrInvalidName,
+// ErrInvalidOwner, ErrInvalidLease, semaphore.ErrBadCount — the first in
+// canonical order), both before any I/O, or the first component error that
+// no retry changes — a key of another kind, NOPERM, ErrEvictionPolicy
+// (nothing held). On a held multilock it waits for that hold's Unlock
+// (NewReentrant: it nests every component). Lock panics on a nil ctx.
 func (m *Mutex) Lock(ctx context.Context) error {
 	if ctx == nil {
 		panic("multilock: nil Context")
 	}
-	if m.sameErr != nil {
-		return m.sameErr
+	if err := m.refusal(); err != nil {
+		return err
 	}
 	if err := m.gate.Enter(ctx); err != nil {
 		return err
@@ -318,13 +348,14 @@ func (m *Mutex) lock(ctx context.Context) error {
 
 // TryLock makes one round: (true, nil) with every component held, (false,
 // nil) when one is busy (nothing held) or, without I/O, when this
-// multilock is held or being locked by another goroutine.
+// multilock is held or being locked by another goroutine. ErrSameLock and
+// a component's refusal are returned as by Lock, before any I/O.
 func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 	if ctx == nil {
 		panic("multilock: nil Context")
 	}
-	if m.sameErr != nil {
-		return false, m.sameErr
+	if err := m.refusal(); err != nil {
+		return false, err
 	}
 	if err := ctx.Err(); err != nil {
 		return false, err
@@ -509,13 +540,17 @@ func (m *Mutex) clientClosed() { m.closeOnce.Do(func() { close(m.closed) }) }
 // failure other than ctx's end is remembered: the next Unlock retries it first
 // (Unlock on a multilock that holds nothing but still owes releases
 // retries them and returns their errors), as does the next Lock before it
-// takes the components again. It returns redisync.ErrNotHeld when the
-// multilock is not held and owes nothing, and an error matching
-// redisync.ErrLockLost when a component was lost (every component is still
-// released). Unlock panics on a nil ctx.
+// takes the components again. It returns a component's refusal (see
+// Lock) without I/O, redisync.ErrNotHeld when the multilock is not held
+// and owes nothing, and an error matching redisync.ErrLockLost when a
+// component was lost (every component is still released). Unlock panics on
+// a nil ctx.
 func (m *Mutex) Unlock(ctx context.Context) error {
 	if ctx == nil {
 		panic("multilock: nil Context")
+	}
+	if m.refused != nil {
+		return m.refused // it never held, and owes nothing
 	}
 	// Whatever the releases report, the hold has ended here: let the next
 	// goroutine sharing the multilock in.

@@ -140,6 +140,17 @@ func New(clients []*redisync.Client, name string, opts ...Option) *Mutex {
 	return m
 }
 
+// A multilock learns a Mutex's refusal before its first round.
+func init() {
+	lockopt.RegisterRefusal(func(l any) (error, bool) {
+		m, ok := l.(*Mutex)
+		if !ok {
+			return nil, false
+		}
+		return m.nameErr, true
+	})
+}
+
 // Name returns the lock's name (its key on every node).
 func (m *Mutex) Name() string { return m.name }
 

@@ -100,9 +100,15 @@ func init() {
 			Request: scripts.LockRequest{
 				Keys: &m.keys, LeaseMs: m.leaseMs, Owner: m.owner, NonReentrant: m.nonReentrant,
 			},
-			Gate:   m.gate,
-			Usable: m.nameErr == nil,
+			Gate: m.gate,
 		}, true
+	})
+	lockopt.RegisterRefusal(func(l any) (error, bool) {
+		m, ok := l.(*Mutex)
+		if !ok {
+			return nil, false
+		}
+		return m.nameErr, true
 	})
 }
 

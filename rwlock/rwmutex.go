@@ -120,6 +120,22 @@ func New(c *redisync.Client, name string, opts ...Option) *RWMutex {
 	return rw
 }
 
+// A multilock learns a handle's refusal, either side's, before its first
+// round.
+func init() {
+	lockopt.RegisterRefusal(func(l any) (error, bool) {
+		switch l := l.(type) {
+		case *RWMutex:
+			return l.nameErr, true
+		case writeSide:
+			return l.rw.nameErr, true
+		case readSide:
+			return l.rw.nameErr, true
+		}
+		return nil, false
+	})
+}
+
 func (rw *RWMutex) observed(side string) obs.Target {
 	return obs.Target{Primitive: side, Name: rw.name}
 }

@@ -47,6 +47,18 @@ type permitLocker struct {
 	last *Permit // the Permit held last, for Err after it ended
 }
 
+// A multilock learns a Locker's refusal (the semaphore's, or its count's)
+// before its first round.
+func init() {
+	lockopt.RegisterRefusal(func(l any) (error, bool) {
+		p, ok := l.(*permitLocker)
+		if !ok {
+			return nil, false
+		}
+		return p.s.refusal(p.n), true
+	})
+}
+
 // Name returns the semaphore's name; a multilock orders its components by
 // it.
 func (l *permitLocker) Name() string { return l.s.name }

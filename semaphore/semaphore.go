@@ -207,6 +207,15 @@ func (s *Semaphore) check(ctx context.Context, n int) error {
 	if err := lockopt.Check("semaphore", s.e, s.nameErr, ctx); err != nil {
 		return err
 	}
+	return s.refusal(n)
+}
+
+// refusal is the error of a request for n permits that no I/O changes:
+// the name, the lease, the capacity or n refused; nil when there is none.
+func (s *Semaphore) refusal(n int) error {
+	if s.nameErr != nil {
+		return s.nameErr
+	}
 	if s.capErr != nil {
 		return s.capErr
 	}

@@ -15,9 +15,6 @@ type Member struct {
 	// takes the hold with one script enters it as the handle's own Lock
 	// would, so that goroutines locking the handle directly still wait.
 	Gate *Gate
-	// Usable is false when the handle's name cannot be used on this
-	// deployment (its methods report why).
-	Usable bool
 }
 
 var describers []func(any) (*Member, bool)
