@@ -104,13 +104,15 @@ func New(clients []*redisync.Client, name string, opts ...Option) *Mutex {
 	m.e0 = m.nodes[0].e
 	m.owner = m.e0.NewOwner()
 	m.lease, m.fixed = m.e0.Config.WatchdogTimeout, false
+	var leaseErr error
 	if o.leaseSet {
 		m.lease, m.fixed = max(o.lease, lockopt.MinLease), true
+		leaseErr = lockopt.LeaseErr("redlock", o.lease) // configuration: an error, not a panic
 		if m.nameErr == nil {
-			m.nameErr = lockopt.LeaseErr("redlock", o.lease) // configuration: an error, not a panic
+			m.nameErr = leaseErr
 		}
 	}
-	o.validate(m.lease)
+	o.validate(m.lease, leaseErr == nil)
 	m.leaseMs = engine.Millis(m.lease)
 	m.nodeTimeout = defaultNodeTimeout(m.lease)
 	if o.nodeTimeoutSet {

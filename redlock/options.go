@@ -53,7 +53,8 @@ func WithLease(d time.Duration) Option {
 
 // WithNodeTimeout bounds each node's answer in an acquisition, so a slow
 // or dead node costs at most d of the validity. New panics if d is below
-// 1 ms or not below the lease. A reply that arrived before the wait
+// 1 ms or not below the lease (with a WithLease below redisync.MinLease,
+// every method returns ErrInvalidLease instead). A reply that arrived before the wait
 // stopped counts even if it came in after d (the validity check covers the
 // time), and a late node's acquire is not abandoned: a Client task awaits
 // its reply and releases a grant nobody uses. d counts only time this
@@ -82,8 +83,12 @@ func WithRestartQuarantine(d time.Duration) Option {
 	return func(o *options) { o.quarantine, o.quarantineSet = d, true }
 }
 
-func (o *options) validate(lease time.Duration) {
-	if o.nodeTimeoutSet && (o.nodeTimeout < time.Millisecond || o.nodeTimeout >= lease) {
+// validate panics on an out-of-range option. A node timeout is compared
+// with the lease only when the lease can be used (leaseOK): a refused one
+// is the error every method returns (ErrInvalidLease), and the caller never
+// gave the lease it stands in for.
+func (o *options) validate(lease time.Duration, leaseOK bool) {
+	if o.nodeTimeoutSet && (o.nodeTimeout < time.Millisecond || (leaseOK && o.nodeTimeout >= lease)) {
 		panic(fmt.Sprintf("redlock: node timeout %v must be at least 1ms and below the lease %v", o.nodeTimeout, lease))
 	}
 	if o.retrySet && (o.retryMin <= 0 || o.retryMax < o.retryMin) {
