@@ -22,8 +22,8 @@ var (
 	// hash tag that contains '}' (its derived keys could not share its hash
 	// slot). Nothing is sent to Redis.
 	ErrInvalidName = errs.ErrInvalidName
-	// ErrInvalidLease is returned (wrapped, naming the primitive and the
-	// lease) by every method of a handle made with a fixed lease below
+	// ErrInvalidLease is returned (wrapped, naming the primitive, the lock
+	// and the lease) by every method of a handle made with a fixed lease below
 	// MinLease, 0 and negative ones included. Nothing is sent to Redis.
 	ErrInvalidLease = errs.ErrInvalidLease
 	// ErrNonReentrant is returned by Lock and TryLock of a non-reentrant

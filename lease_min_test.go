@@ -105,6 +105,27 @@ func TestLeaseBelowMinLeaseIsRefusedBeforeAnyIOAndMinLeaseGrants(t *testing.T) {
 	}
 }
 
+// TestInvalidLeaseErrorNamesTheLock: ErrInvalidLease's message names the
+// primitive, the lock and the lease given, as ErrInvalidName's and
+// InvalidOwnerError's do: with many locks configured from one lease
+// setting, the log says which handle was refused.
+func TestInvalidLeaseErrorNamesTheLock(t *testing.T) {
+	env := locktest.Setup(t)
+	ctx := context.Background()
+	const name = "orders:42"
+	errsOf := map[string]error{
+		"rlock":     rlock.New(env.C, name, rlock.WithLease(time.Millisecond)).Lock(ctx),
+		"fairlock":  fairlock.New(env.C, name, fairlock.WithLease(time.Millisecond)).Lock(ctx),
+		"rwlock":    rwlock.New(env.C, name, rwlock.WithLease(time.Millisecond)).Lock(ctx),
+		"redlock":   redlock.New([]*redisync.Client{env.C}, name, redlock.WithLease(time.Millisecond)).Lock(ctx),
+		"semaphore": semaphore.New(env.C, name, 1, semaphore.WithLease(time.Millisecond)).Locker(1).Lock(ctx),
+	}
+	for kind, err := range errsOf {
+		require.ErrorIs(t, err, redisync.ErrInvalidLease, kind)
+		assert.Contains(t, err.Error(), kind+` "`+name+`": lease 1ms`, "%s: ErrInvalidLease names the primitive, the lock and the lease", kind)
+	}
+}
+
 // Every WithLease doc states the minimum in the words of MinLease's value,
 // so a change of the number cannot leave a doc behind.
 func TestWithLeaseDocsStateMinLease(t *testing.T) {

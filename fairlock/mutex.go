@@ -58,7 +58,7 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 		nameErr = o.CheckOwner("fairlock", name)
 	}
 	if nameErr == nil {
-		nameErr = o.LeaseErr("fairlock") // a lease is often configuration: an error, not a panic
+		nameErr = o.LeaseErr("fairlock", name) // a lease is often configuration: an error, not a panic
 	}
 	owner, lease, fixed := o.Resolve(e)
 	derive := func(prefix string) string { k, _ := keys.Derived(prefix, name); return k }

@@ -107,7 +107,7 @@ func New(clients []*redisync.Client, name string, opts ...Option) *Mutex {
 	var leaseErr error
 	if o.leaseSet {
 		m.lease, m.fixed = max(o.lease, lockopt.MinLease), true
-		leaseErr = lockopt.LeaseErr("redlock", o.lease) // configuration: an error, not a panic
+		leaseErr = lockopt.LeaseErr("redlock", name, o.lease) // configuration: an error, not a panic
 		if m.nameErr == nil {
 			m.nameErr = leaseErr
 		}

@@ -54,7 +54,7 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 		nameErr = o.CheckOwner("rlock", name)
 	}
 	if nameErr == nil {
-		nameErr = o.LeaseErr("rlock") // a lease is often configuration: an error, not a panic
+		nameErr = o.LeaseErr("rlock", name) // a lease is often configuration: an error, not a panic
 	}
 	owner, lease, fixed := o.Resolve(e)
 	channel, _ := keys.Derived(keys.LockChannelPrefix, name)

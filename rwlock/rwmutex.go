@@ -64,7 +64,7 @@ func New(c *redisync.Client, name string, opts ...Option) *RWMutex {
 		nameErr = o.CheckOwner("rwlock", name)
 	}
 	if nameErr == nil {
-		nameErr = o.LeaseErr("rwlock") // a lease is often configuration: an error, not a panic
+		nameErr = o.LeaseErr("rwlock", name) // a lease is often configuration: an error, not a panic
 	}
 	owner, lease, fixed := o.Resolve(e)
 	derive := func(prefix string) string { k, _ := keys.Derived(prefix, name); return k }

@@ -77,7 +77,7 @@ func New(c *redisync.Client, name string, permits int, opts ...Option) *Semaphor
 	}
 	o.Validate("semaphore")
 	if nameErr == nil {
-		nameErr = o.LeaseErr("semaphore") // a lease is often configuration: an error, not a panic
+		nameErr = o.LeaseErr("semaphore", name) // a lease is often configuration: an error, not a panic
 	}
 	_, lease, fixed := o.Resolve(e)
 	derive := func(prefix string) string { k, _ := keys.Derived(prefix, name); return k }

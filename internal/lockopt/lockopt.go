@@ -24,14 +24,15 @@ const MinDuration = time.Millisecond
 // says why.
 const MinLease = 10 * time.Millisecond
 
-// LeaseErr is the error of a handle of primitive pkg with a fixed lease d,
-// nil when d is at least MinLease: the handle's methods return it before
-// any I/O (see redisync.ErrInvalidLease).
-func LeaseErr(pkg string, d time.Duration) error {
+// LeaseErr is the error of primitive pkg's handle on name with a fixed
+// lease d, nil when d is at least MinLease: the handle's methods return it
+// before any I/O (see redisync.ErrInvalidLease). It names the lock, as the
+// name and owner id errors do.
+func LeaseErr(pkg, name string, d time.Duration) error {
 	if d >= MinLease {
 		return nil
 	}
-	return fmt.Errorf("%s: lease %v is below MinLease (%v): no grant would outlive its reply: %w", pkg, d, MinLease, errs.ErrInvalidLease)
+	return fmt.Errorf("%s %q: lease %v is below MinLease (%v): no grant would outlive its reply: %w", pkg, name, d, MinLease, errs.ErrInvalidLease)
 }
 
 // DefaultWaiterTimeout is how long a waiter that stopped heartbeating keeps
@@ -74,11 +75,11 @@ func (o *Options) SetOwner(id string) { o.Owner, o.ownerSet = id, true }
 func (o *Options) SetWaiterTimeout(d time.Duration) { o.WaiterTimeout, o.waiterTimeoutSet = d, true }
 
 // LeaseErr is LeaseErr for WithLease's lease, nil when none was set.
-func (o *Options) LeaseErr(pkg string) error {
+func (o *Options) LeaseErr(pkg, name string) error {
 	if !o.leaseSet {
 		return nil
 	}
-	return LeaseErr(pkg, o.Lease)
+	return LeaseErr(pkg, name, o.Lease)
 }
 
 // Validate panics, naming the package, on an out-of-range option. A lease
