@@ -39,9 +39,10 @@ func WithReentrant() Option {
 // Unlock releases one of that handle's own holds (an Unlock on a handle
 // that holds none is ErrNotHeld). The id is the owner's field in the lock's
 // hash and its queue entry, as given, so the rules are rlock's: an id that
-// is empty, starts with "redisync:", is "mode" or ends with ":write" makes
-// every method return a *redisync.InvalidOwnerError
-// (redisync.ErrInvalidOwner) without I/O. Default: "<client id>:<sequence>".
+// is empty, starts with "redisync:", is "mode", ends with ":write" or is
+// longer than MaxOwnerLength (4096 bytes) makes every method return a
+// *redisync.InvalidOwnerError (redisync.ErrInvalidOwner) without I/O.
+// Default: "<client id>:<sequence>".
 func WithOwner(id string) Option {
 	return func(o *lockopt.Options) { o.SetOwner(id) }
 }

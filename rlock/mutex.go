@@ -17,6 +17,10 @@ import (
 // sent with every command and is part of every wake-up channel.
 const MaxNameLength = lockopt.MaxNameLength
 
+// MaxOwnerLength is the longest owner id WithOwner accepts, in bytes: an
+// id is sent with every command and is a field of the lock's hash.
+const MaxOwnerLength = lockopt.MaxOwnerLength
+
 // Mutex is a distributed lock. Goroutines that share a Mutex exclude each
 // other as they would around a sync.Mutex, unless the handle was made
 // reentrant (see the package doc's Ownership section). All methods are safe

@@ -40,9 +40,9 @@ func WithReentrant() Option {
 // must not be a field the lock keeps there itself: an id that is empty,
 // starts with "redisync:" (the fencing token, the handles' latches), is
 // "mode" (the read-write lock's marker) or ends with ":write" (a read-write
-// lock's write field) makes every method return a
-// *redisync.InvalidOwnerError (redisync.ErrInvalidOwner) without I/O.
-// Default: "<client id>:<sequence>".
+// lock's write field), or that is longer than MaxOwnerLength (4096 bytes),
+// makes every method return a *redisync.InvalidOwnerError
+// (redisync.ErrInvalidOwner) without I/O. Default: "<client id>:<sequence>".
 func WithOwner(id string) Option {
 	return func(o *lockopt.Options) { o.SetOwner(id) }
 }

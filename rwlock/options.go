@@ -43,9 +43,10 @@ func WithReentrant() Option {
 // "<base>:<id>:rwlock_timeout:<n>". So it must be one non-empty part
 // without ':' that is not all digits ("job-7"), or "<part>:<digits>"
 // ("job:7", Redisson's shape), and not "mode", nor start with "redisync:",
-// nor end with ":write": otherwise two locks' read holds could share a key (lock
-// "{t}" read by "u:7" and lock "{t}:u" read by "7"), or the id could be
-// taken for a field the lock keeps itself, and every method returns a
+// nor end with ":write": otherwise two locks' read holds could share a key
+// (lock "{t}" read by "u:7" and lock "{t}:u" read by "7"), or the id could
+// be taken for a field the lock keeps itself. Such an id, or one longer
+// than MaxOwnerLength (4096 bytes), makes every method return a
 // *redisync.InvalidOwnerError (redisync.ErrInvalidOwner) without I/O. One
 // case no rule on the id can catch: locks "x" and "{x}" share the read-hold
 // base "{x}" (Redisson's naming), so one owner id reading both shares their

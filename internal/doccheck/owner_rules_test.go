@@ -1,6 +1,7 @@
 package doccheck
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/redisync/redisync/internal/keys"
+	"github.com/redisync/redisync/internal/lockopt"
 )
 
 // withOwnerDoc is the doc comment above a package's WithOwner.
@@ -28,7 +30,7 @@ func TestWithOwnerDocsStateTheRefusedIDs(t *testing.T) {
 		}
 		doc := strings.Join(strings.Fields(strings.ReplaceAll(string(m[1]), "//", "")), " ")
 		want := []string{`"` + keys.OwnFieldPrefix + `"`, `"` + keys.ModeField + `"`, `"` + keys.WriteFieldSuffix + `"`,
-			"empty", "ErrInvalidOwner", "without I/O"}
+			"empty", "ErrInvalidOwner", "without I/O", fmt.Sprintf("longer than MaxOwnerLength (%d bytes)", lockopt.MaxOwnerLength)}
 		if pkg == "rwlock" {
 			want = append(want, "not all digits", `"<part>:<digits>"`)
 		}
@@ -41,6 +43,12 @@ func TestWithOwnerDocsStateTheRefusedIDs(t *testing.T) {
 		if keys.ReservedOwner(keys.OwnFieldPrefix+"token", false) == "" || keys.ReservedOwner(keys.ModeField, false) == "" ||
 			keys.ReservedOwner("x"+keys.WriteFieldSuffix, false) == "" || keys.ReservedOwner("", false) == "" {
 			t.Fatal("keys.ReservedOwner accepts a form the docs say it refuses")
+		}
+		var long, longest lockopt.Options
+		long.SetOwner(strings.Repeat("o", lockopt.MaxOwnerLength+1))
+		longest.SetOwner(strings.Repeat("o", lockopt.MaxOwnerLength))
+		if long.CheckOwner(pkg, "x") == nil || longest.CheckOwner(pkg, "x") != nil {
+			t.Fatal("lockopt.CheckOwner does not refuse exactly the ids longer than MaxOwnerLength")
 		}
 	}
 }

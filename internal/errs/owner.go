@@ -20,7 +20,21 @@ type InvalidOwnerError struct {
 }
 
 func (e *InvalidOwnerError) Error() string {
-	return fmt.Sprintf("%s %q: %s(%q): %s: %v", e.Package, e.Name, e.Option, e.Owner, e.Reason, ErrInvalidOwner)
+	return fmt.Sprintf("%s %q: %s(%s): %s: %v", e.Package, e.Name, e.Option, quoteOwner(e.Owner), e.Reason, ErrInvalidOwner)
+}
+
+// ownerShown is how many bytes of an owner id a message quotes: an id
+// refused for its length may be megabytes (a request body), and the
+// message ends up in one log line.
+const ownerShown = 64
+
+// quoteOwner is id quoted, or for an id longer than ownerShown its first
+// ownerShown bytes quoted and its length.
+func quoteOwner(id string) string {
+	if len(id) <= ownerShown {
+		return fmt.Sprintf("%q", id)
+	}
+	return fmt.Sprintf("%q... (%d bytes)", id[:ownerShown], len(id))
 }
 
 // Unwrap makes errors.Is(err, ErrInvalidOwner) hold.

@@ -225,6 +225,47 @@ func TestInvalidOwnerIsRefusedBeforeAnyIO(t *testing.T) {
 	}
 }
 
+// An owner id is capped as a name is (MaxOwnerLength, the same 4096
+// bytes): it is sent with every command, is a field of the lock's hash,
+// part of every fair waiter's channel and every read hold's key. A longer
+// one — an id built from a request body — is refused by every method
+// before any I/O, with an error that quotes only its start; one of
+// exactly MaxOwnerLength bytes is granted.
+func TestOwnerIDLongerThanMaxOwnerLengthIsRefusedBeforeAnyIO(t *testing.T) {
+	e := newEnv(t)
+	require.Equal(t, rlock.MaxNameLength, rlock.MaxOwnerLength)
+	require.Equal(t, rlock.MaxOwnerLength, fairlock.MaxOwnerLength)
+	require.Equal(t, rlock.MaxOwnerLength, rwlock.MaxOwnerLength)
+	for _, lk := range ownerKinds {
+		for _, n := range []int{rlock.MaxOwnerLength + 1, 1 << 20} {
+			owner := strings.Repeat("o", n)
+			what := fmt.Sprintf("%v WithOwner(%d bytes)", lk, n)
+			h := newHandleWith(e.c, lk.k, "orders:42", spec{owner: owner, redisson: lk.redisson})
+			before := e.commandsProcessed(t)
+			ok, err := h.try(bg())
+			assert.False(t, ok, what)
+			var ie *redisync.InvalidOwnerError
+			if assert.ErrorAs(t, err, &ie, what) {
+				assert.Equal(t, owner, ie.Owner, what)
+				assert.Contains(t, ie.Reason, "MaxOwnerLength", what)
+				assert.Less(t, len(err.Error()), 512, "%s: the message quotes the whole id", what)
+				assert.Contains(t, err.Error(), fmt.Sprintf("(%d bytes)", n), what)
+			}
+			assert.ErrorIs(t, h.release(bg()), redisync.ErrInvalidOwner, what)
+			assert.ErrorIs(t, h.inspect(bg()), redisync.ErrInvalidOwner, what)
+			// One command since: the INFO that read the count.
+			assert.Equal(t, before+1, e.commandsProcessed(t), "%s: commands were sent", what)
+		}
+		e.do(t, "FLUSHALL")
+		owner := strings.Repeat("o", rlock.MaxOwnerLength)
+		h := newHandleWith(e.c, lk.k, "orders:42", spec{owner: owner, redisson: lk.redisson})
+		ok, err := h.try(bg())
+		require.NoError(t, err, "%v WithOwner(MaxOwnerLength bytes)", lk)
+		assert.True(t, ok, "%v WithOwner(MaxOwnerLength bytes)", lk)
+		assert.NoError(t, h.release(bg()), lk.String())
+	}
+}
+
 // Owner ids of Redisson's shape, "<client uuid>:<thread id>", and plain ones
 // are taken as they are, by every kind: the hash field is the id itself, so
 // a Redisson client with that id is the same owner.

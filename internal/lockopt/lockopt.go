@@ -17,6 +17,12 @@ import (
 // sent with every command and is part of every wake-up channel.
 const MaxNameLength = 4096
 
+// MaxOwnerLength is the longest owner id WithOwner accepts, in bytes, as
+// long as the longest name: an owner id is sent with every command, is a
+// field of the lock's hash, and is part of every fair-lock waiter's channel
+// and every read hold's key.
+const MaxOwnerLength = MaxNameLength
+
 // MinDuration is a millisecond: a waiter timeout is at least 10 of it.
 const MinDuration = time.Millisecond
 
@@ -99,14 +105,19 @@ func (o *Options) Validate(pkg string) {
 
 // CheckOwner returns the error every method of pkg's handle on name reports
 // for its WithOwner id, nil when there is none or it can be used: an
-// *errs.InvalidOwnerError (ErrInvalidOwner) when the id is empty or could
-// be taken for a field or key the lock keeps beside its owners' (see
-// keys.ReservedOwner; a read-write lock's owner ids also name its read-hold
-// keys). Owner ids are often data (a job id, a host), so a bad one is an
-// error for the caller to handle, never a panic; it costs no I/O.
+// *errs.InvalidOwnerError (ErrInvalidOwner) when the id is longer than
+// MaxOwnerLength, empty, or could be taken for a field or key the lock
+// keeps beside its owners' (see keys.ReservedOwner; a read-write lock's
+// owner ids also name its read-hold keys). Owner ids are often data (a job
+// id, a host), so a bad one is an error for the caller to handle, never a
+// panic; it costs no I/O.
 func (o *Options) CheckOwner(pkg, name string) error {
 	if !o.ownerSet {
 		return nil
+	}
+	if len(o.Owner) > MaxOwnerLength {
+		why := fmt.Sprintf("it is %d bytes, longer than MaxOwnerLength (%d)", len(o.Owner), MaxOwnerLength)
+		return &errs.InvalidOwnerError{Package: pkg, Name: name, Option: "WithOwner", Owner: o.Owner, Reason: why}
 	}
 	if why := keys.ReservedOwner(o.Owner, pkg == "rwlock"); why != "" {
 		return &errs.InvalidOwnerError{Package: pkg, Name: name, Option: "WithOwner", Owner: o.Owner, Reason: why}
