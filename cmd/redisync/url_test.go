@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -102,4 +103,29 @@ func TestQueryWithAnAtIsRefusedShowingTheURLToWrite(t *testing.T) {
 	assert.Contains(t, r.stderr, "redis://"+srv.Addr()+"/0?client_name=cron%40web1", r.stderr)
 	assert.NotContains(t, r.stderr, "***", r.stderr)
 	assert.Equal(t, 1, strings.Count(strings.TrimSpace(r.stderr), "\n")+1, r.stderr)
+}
+
+// The URL's dial_timeout bounds the dial on every leg (the default is
+// connectTimeout), and skip_verify reaches the TLS config the command
+// builds, also with --sentinel.
+func TestURLDialTimeoutAndSkipVerifyReachEveryLeg(t *testing.T) {
+	c := &connFlags{url: "rediss://127.0.0.1:1?dial_timeout=250ms&skip_verify=true", sentinel: "m"}
+	opt, _, err := c.options()
+	require.NoError(t, err)
+	assert.Equal(t, 250*time.Millisecond, opt.Dialer.Timeout)
+	assert.Equal(t, 250*time.Millisecond, opt.Sentinel.Dialer.Timeout)
+	require.NotNil(t, opt.TLSConfig)
+	assert.True(t, opt.TLSConfig.InsecureSkipVerify)
+	require.NotNil(t, opt.Sentinel.TLSConfig)
+	assert.True(t, opt.Sentinel.TLSConfig.InsecureSkipVerify)
+
+	c = &connFlags{url: "redis://127.0.0.1:1"}
+	opt, _, err = c.options()
+	require.NoError(t, err)
+	assert.Equal(t, connectTimeout, opt.Dialer.Timeout)
+	assert.Nil(t, opt.TLSConfig)
+
+	c = &connFlags{url: "redis://127.0.0.1:1?skip_verify=true"}
+	_, _, err = c.options()
+	assert.ErrorContains(t, err, "skip_verify without TLS")
 }
