@@ -46,8 +46,8 @@ type inspection struct {
 const reservedField = "redisync:"
 
 type holder struct {
-	Owner       string `json:"owner"` // owner id (semaphore: permit id)
-	OwnerBase64 string `json:"owner_base64,omitempty"`
+	Owner       string `json:"owner"`                  // owner id (semaphore: permit id)
+	OwnerBase64 string `json:"owner_base64,omitempty"` // its bytes where it is not UTF-8 (see lossless)
 	Side        string `json:"side,omitempty"`
 	Count       int64  `json:"count"` // hold count (semaphore: permits)
 	LeaseMs     int64  `json:"lease_ms"`
