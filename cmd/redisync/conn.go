@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -105,21 +106,21 @@ func (c *connFlags) options() (rueidis.ClientOption, string, error) {
 	// The user info is taken out first, by construction: where and every
 	// message below are built from the URL without it, so no rewriting or
 	// parser error can carry a piece of the password.
-	info, hasInfo := userInfo(raw)
-	if hasInfo {
-		_, pw, _ := strings.Cut(info, ":")
-		addSecret(pw)
-		if dec, err := url.PathUnescape(pw); err == nil {
-			addSecret(dec)
-		}
-	}
+	addURLSecret(raw)
+	_, hasInfo := userInfo(raw)
 	where := redactURL(raw)
 	const want = "want redis://[user:password@]host:port[/db], rediss:// for TLS, or host:port"
+	if scheme, _, _ := strings.Cut(raw, "://"); strings.HasSuffix(strings.ToLower(scheme), "+sentinel") {
+		return rueidis.ClientOption{}, where, fmt.Errorf("bad Redis URL %s from %s: the command takes no %s:// URL: name the Sentinels with redis:// (rediss:// for TLS; more with ?addr=host:port) and the master set with --sentinel MASTERSET", where, from, scheme)
+	}
+	if fixed, ok := queryAt(raw); ok {
+		return rueidis.ClientOption{}, fixed, fmt.Errorf("bad Redis URL from %s: an '@' in its query reads as the end of a password: write it %%40, as in %s", from, fixed)
+	}
 	if hasInfo && !userInfoIsAuthority(raw) {
 		// Go's parser ends the user info at a '/', '?' or '#' before the
 		// last '@': it would read the rest of the password as the host,
 		// the database or a query.
-		return rueidis.ClientOption{}, where, fmt.Errorf("bad Redis URL %s from %s: a '/', '?' or '#' before the last '@' (percent-encode them in a user name or password: %%2F %%3F %%23; an '@' in a query: %%40; %s)", where, from, want)
+		return rueidis.ClientOption{}, where, fmt.Errorf("bad Redis URL %s from %s: a '/', '?' or '#' before the last '@' (shown as *** with all before it: percent-encode them in a user name or password: %%2F %%3F %%23; an '@' in a query: %%40; %s)", where, from, want)
 	}
 	opt, err := rueidis.ParseURL(raw)
 	if err != nil {
@@ -136,30 +137,68 @@ func (c *connFlags) options() (rueidis.ClientOption, string, error) {
 		opt.Password = pw
 	}
 	addSecret(opt.Password)
+	// ?master_set= names Sentinels as --sentinel does, and gets the same
+	// legs: TLS, credentials and timeout reach the Sentinels too.
+	master := c.sentinel
+	if set := opt.Sentinel.MasterSet; set != "" {
+		if master != "" && master != set {
+			return opt, where, fmt.Errorf("--sentinel %s and the URL's master_set=%s name two master sets", printable(master), printable(set))
+		}
+		master = set
+	}
+	skipVerify, err := urlSkipVerify(raw)
+	if err != nil {
+		return opt, where, err
+	}
 	if c.tls || c.tlsCA != "" || opt.TLSConfig != nil {
 		cfg, err := tlsConfig(c.tlsCA)
 		if err != nil {
 			return opt, where, err
 		}
-		if opt.TLSConfig != nil && !c.cluster && c.sentinel == "" {
+		if opt.TLSConfig != nil && !c.cluster && master == "" {
 			cfg.ServerName = opt.TLSConfig.ServerName // the one server the URL names
 		}
 		// Otherwise every node (Sentinels, the master they name, Cluster
 		// nodes) is verified under its own address: ServerName stays empty.
+		cfg.InsecureSkipVerify = skipVerify
 		opt.TLSConfig = cfg
+	} else if skipVerify {
+		return opt, where, fmt.Errorf("bad Redis URL %s from %s: skip_verify without TLS (rediss://, --tls)", where, from)
 	}
-	if c.sentinel != "" {
-		opt.Sentinel.MasterSet = c.sentinel
+	// The URL's dial_timeout, else connectTimeout, on every leg.
+	if opt.Dialer.Timeout <= 0 {
+		opt.Dialer.Timeout = connectTimeout
+	}
+	if master != "" {
+		opt.Sentinel.MasterSet = master
 		opt.Sentinel.Username, opt.Sentinel.Password = opt.Username, opt.Password
 		// rueidis talks to the Sentinels with their own TLS settings; without
 		// these the Sentinel leg (and its AUTH) would go out in cleartext.
 		if opt.TLSConfig != nil {
 			opt.Sentinel.TLSConfig = opt.TLSConfig.Clone()
 		}
-		opt.Sentinel.Dialer.Timeout = connectTimeout
+		opt.Sentinel.Dialer.Timeout = opt.Dialer.Timeout
 	}
-	opt.Dialer.Timeout = connectTimeout
 	return opt, where, nil
+}
+
+// urlSkipVerify reads the URL's skip_verify option as rueidis.ParseURL
+// does (present and empty, or a true boolean), also for a redis:// URL with
+// --tls, where rueidis does not read it.
+func urlSkipVerify(raw string) (bool, error) {
+	u, err := url.Parse(raw)
+	if err != nil || !u.Query().Has("skip_verify") {
+		return false, nil
+	}
+	v := u.Query().Get("skip_verify")
+	if v == "" {
+		return true, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("bad Redis URL option skip_verify=%s: want true or false", printable(v))
+	}
+	return b, nil
 }
 
 // secret returns the password from --password, --password-file,
@@ -206,7 +245,7 @@ func (c *connFlags) connect(embedded bool) (rueidis.Client, string, func(), erro
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("cannot reach Redis at %s: %w", where, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), max(connectTimeout, opt.Dialer.Timeout))
 	defer cancel()
 	if err := rc.Do(ctx, rc.B().Ping().Build()).Error(); err != nil {
 		rc.Close()

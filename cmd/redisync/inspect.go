@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/redis/rueidis"
 
@@ -21,17 +24,18 @@ import (
 // inspection is what `inspect` finds under a name. It only reads: nothing in
 // Redis changes (expired holders still listed are shown with lease 0).
 type inspection struct {
-	Name      string   `json:"name"`
-	Kind      string   `json:"kind"` // none, lock (rlock, or fairlock without waiters), fairlock, rwlock, semaphore, redlock (this server's key)
-	Locked    bool     `json:"locked"`
-	LeaseMs   int64    `json:"lease_ms,omitempty"` // remaining lease of the lock key
-	Token     uint64   `json:"token,omitempty"`    // fencing token of the current hold (rwlock: of the read phase or write)
-	Mode      string   `json:"mode,omitempty"`     // rwlock: read or write
-	Capacity  *int64   `json:"capacity,omitempty"` // semaphore
-	Used      *int64   `json:"used,omitempty"`
-	Available *int64   `json:"available,omitempty"`
-	Holders   []holder `json:"holders"`
-	Queue     []waiter `json:"queue,omitempty"` // fairlock and semaphore waiters, rwlock waiting writers
+	Name       string   `json:"name"`
+	NameBase64 string   `json:"name_base64,omitempty"` // the name's bytes where it is not UTF-8 (see lossless)
+	Kind       string   `json:"kind"`                  // none, lock (rlock, or fairlock without waiters), fairlock, rwlock, semaphore, redlock (this server's key)
+	Locked     bool     `json:"locked"`
+	LeaseMs    int64    `json:"lease_ms,omitempty"` // remaining lease of the lock key
+	Token      uint64   `json:"token,omitempty"`    // fencing token of the current hold (rwlock: of the read phase or write)
+	Mode       string   `json:"mode,omitempty"`     // rwlock: read or write
+	Capacity   *int64   `json:"capacity,omitempty"` // semaphore
+	Used       *int64   `json:"used,omitempty"`
+	Available  *int64   `json:"available,omitempty"`
+	Holders    []holder `json:"holders"`
+	Queue      []waiter `json:"queue,omitempty"` // fairlock and semaphore waiters, rwlock waiting writers
 	// Note says why no holder records are shown: the holder-info key holds
 	// something the library never writes there (it is left alone).
 	Note string `json:"note,omitempty"`
@@ -42,10 +46,11 @@ type inspection struct {
 const reservedField = "redisync:"
 
 type holder struct {
-	Owner   string `json:"owner"` // owner id (semaphore: permit id)
-	Side    string `json:"side,omitempty"`
-	Count   int64  `json:"count"` // hold count (semaphore: permits)
-	LeaseMs int64  `json:"lease_ms"`
+	Owner       string `json:"owner"`                  // owner id (semaphore: permit id)
+	OwnerBase64 string `json:"owner_base64,omitempty"` // its bytes where it is not UTF-8 (see lossless)
+	Side        string `json:"side,omitempty"`
+	Count       int64  `json:"count"` // hold count (semaphore: permits)
+	LeaseMs     int64  `json:"lease_ms"`
 	// Info is who took the hold (redisync.HolderInfo), when it recorded it.
 	Info *holderInfo `json:"info,omitempty"`
 }
@@ -62,6 +67,7 @@ type holderInfo struct {
 
 type waiter struct {
 	Owner       string `json:"owner"`
+	OwnerBase64 string `json:"owner_base64,omitempty"`
 	WaitingMs   *int64 `json:"waiting_ms,omitempty"` // absent where the layout does not record when the wait began (rwlock writers)
 	HeartbeatMs int64  `json:"heartbeat_ms"`         // until its place lapses without a heartbeat
 }
@@ -94,19 +100,86 @@ A fair lock without waiters has the rlock layout and is shown as "lock".`, stdou
 	if err != nil {
 		return fail(stderr, "inspect", exitError, "%v", err)
 	}
+	// The report's values are redacted one by one (redactSecrets), and the
+	// report goes out past the redactor, which would read it as text.
+	r = r.redacted()
 	if *asJSON {
 		// encoding/json writes control characters as \u00XX, and
 		// jsonPrintable the other runes a terminal would obey: nothing from
 		// Redis reaches the terminal raw through JSON either.
-		doc, err := json.MarshalIndent(r, "", "  ")
+		doc, err := json.MarshalIndent(r.lossless(), "", "  ")
 		if err != nil {
 			return fail(stderr, "inspect", exitError, "%v", err)
 		}
-		_, _ = stdout.Write(append(jsonPrintable(doc), '\n'))
+		_, _ = reportWriter(stdout).Write(append(jsonPrintable(doc), '\n'))
 		return 0
 	}
-	printReport(stdout, r)
+	printReport(reportWriter(stdout), r)
 	return 0
+}
+
+// redacted returns r with the command's secrets (redactSecrets) replaced in
+// each of its values that is data: names, owner ids, holder records; the
+// note, a message, gets the whole rule (redact).
+func (r inspection) redacted() inspection {
+	r.Name = redactSecrets(r.Name)
+	r.Holders = slices.Clone(r.Holders)
+	for i := range r.Holders {
+		h := &r.Holders[i]
+		h.Owner = redactSecrets(h.Owner)
+		if in := h.Info; in != nil {
+			h.Info = &holderInfo{Host: redactSecrets(in.Host), PID: in.PID, Program: redactSecrets(in.Program),
+				Started: in.Started, AgeMs: in.AgeMs, Label: redactSecrets(in.Label)}
+		}
+	}
+	r.Queue = slices.Clone(r.Queue)
+	for i := range r.Queue {
+		r.Queue[i].Owner = redactSecrets(r.Queue[i].Owner)
+	}
+	r.Note = redactString(r.Note)
+	return r
+}
+
+// lossless returns r for encoding/json, which turns every byte of a string
+// that is not UTF-8 into U+FFFD: two owner ids "\xff" and "\xfe" would be
+// one. A name or owner id that is not UTF-8 is spelt as the table spells
+// it (printable: \xff, a backslash doubled), and its bytes go beside it in
+// name_base64 or owner_base64 (standard base64), whose presence says the
+// text is that spelling; a holder record's strings get the spelling alone.
+func (r inspection) lossless() inspection {
+	r.Name, r.NameBase64 = textAndBytes(r.Name)
+	r.Holders = slices.Clone(r.Holders)
+	for i := range r.Holders {
+		h := &r.Holders[i]
+		h.Owner, h.OwnerBase64 = textAndBytes(h.Owner)
+		if in := h.Info; in != nil {
+			c := *in
+			c.Host, c.Program, c.Label = utf8Text(c.Host), utf8Text(c.Program), utf8Text(c.Label)
+			h.Info = &c
+		}
+	}
+	r.Queue = slices.Clone(r.Queue)
+	for i := range r.Queue {
+		r.Queue[i].Owner, r.Queue[i].OwnerBase64 = textAndBytes(r.Queue[i].Owner)
+	}
+	return r
+}
+
+// textAndBytes returns s and "" when s is UTF-8, else printable(s) and s in
+// standard base64.
+func textAndBytes(s string) (string, string) {
+	if utf8.ValidString(s) {
+		return s, ""
+	}
+	return printable(s), base64.StdEncoding.EncodeToString([]byte(s))
+}
+
+// utf8Text is s when it is UTF-8, else printable(s).
+func utf8Text(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return printable(s)
 }
 
 // inspect reads the keys of name and works out what they hold.

@@ -58,8 +58,10 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// run runs one invocation; everything it prints is redacted (redact.go).
+// run runs one invocation; everything it prints is redacted (redact.go),
+// also the password of a URL given where no URL belongs.
 func run(args []string, stdout, stderr io.Writer) int {
+	addURLSecrets(args)
 	stdout, stderr = redactor{stdout}, redactor{stderr}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,19 +20,35 @@ const fragmentLen = 4
 // of the command's connection — the URL parse, an unreachable server, a
 // wrong password, TLS with an unknown CA, a Sentinel that is not one, a
 // single server taken for a Cluster — raw and percent-encoded in the URL
-// and by --password, and asserts that no output shows a fragment of the
+// and by --password, and through a URL given where no URL belongs — as
+// the subcommand, as inspect's NAME (table and JSON), as run's command and
+// among its arguments — and asserts that no output shows a fragment of the
 // password. Its seeds (testdata/fuzz) are the reported cases; make test runs
 // them, CI fuzzes for new inputs.
 func FuzzNoOutputCarriesAPasswordFragment(f *testing.F) {
 	authed := redistest.Start(f)
 	redistest.Do(f, authed.Client(f), "CONFIG", "SET", "requirepass", "the-right-one")
+	plain := redistest.Start(f)
 	tlsSrv := redistest.StartTLS(f)
 	const down = "127.0.0.1:1"
+	const elsewhere = "db.internal:6379" // a URL's host where no URL belongs
+
+	// misplaced are the invocations that carry a URL where a subcommand, a
+	// NAME, or run's command belongs.
+	misplaced := func(url string) [][]string {
+		return [][]string{
+			{url, "inspect", "x"},
+			{"inspect", "--redis", plain.Addr(), url},
+			{"inspect", "--json", "--redis", plain.Addr(), url},
+			{"run", "--wait", "0", "--redis", plain.Addr(), "fuzz:run", "--", url},
+			{"run", "--wait", "0", "--redis", plain.Addr(), "fuzz:run", "--", "/nonexistent/cmd", url},
+		}
+	}
 
 	// The command's own words, printed whatever the password: a fragment
 	// found in them is not a leak.
 	var vocabulary strings.Builder
-	for _, args := range [][]string{
+	for _, args := range append([][]string{
 		{"inspect", "--redis", "redis://user:x@" + down, "x"},
 		{"inspect", "--redis", "redis://user:x@" + authed.Addr(), "x"},
 		{"inspect", "--redis", "rediss://user:x@" + tlsSrv.TLSAddr, "x"},
@@ -41,19 +58,19 @@ func FuzzNoOutputCarriesAPasswordFragment(f *testing.F) {
 		{"inspect", "--redis", "redis://user:%zz@" + down, "x"},
 		{"inspect", "--redis", "redis://user:a b@" + down, "x"},
 		{"inspect", "--redis", "redis://user:1#2@" + down, "x"},
-	} {
+	}, misplaced("redis://user:x@"+elsewhere)...) {
 		var out bytes.Buffer
 		run(args, &out, &out)
 		vocabulary.Write(out.Bytes())
 	}
 
 	f.Fuzz(func(t *testing.T, pw string) {
-		defer keepSecrets()()
 		escaped := url.UserPassword("user", pw).String()
-		for _, c := range []struct {
+		type invocation struct {
 			rest string // the URL without the password, or the flags
 			args []string
-		}{
+		}
+		cases := []invocation{
 			{"redis://user:@" + down, []string{"--redis", "redis://user:" + pw + "@" + down}},
 			{"redis://user:@" + authed.Addr(), []string{"--redis", "redis://user:" + pw + "@" + authed.Addr()}},
 			{"rediss://user:@" + tlsSrv.TLSAddr, []string{"--redis", "rediss://user:" + pw + "@" + tlsSrv.TLSAddr}},
@@ -62,9 +79,20 @@ func FuzzNoOutputCarriesAPasswordFragment(f *testing.F) {
 			{"redis://user:@" + down + "/0", []string{"--redis", "redis://user:" + pw + "@" + down + "/0"}},
 			{"redis://@" + authed.Addr(), []string{"--redis", "redis://" + escaped + "@" + authed.Addr()}},
 			{"redis://" + authed.Addr(), []string{"--redis", authed.Addr(), "--password", pw}},
-		} {
+		}
+		for i := range cases {
+			cases[i].args = append(append([]string{"inspect"}, cases[i].args...), "x")
+		}
+		for _, args := range misplaced("redis://user:" + pw + "@" + elsewhere) {
+			cases = append(cases, invocation{"redis://user:@" + elsewhere + plain.Addr(), args})
+		}
+		for _, c := range cases {
+			// Each invocation starts with the secrets a process starts
+			// with: one's registered password does not hide another's leak.
+			forget := keepSecrets()
 			var out bytes.Buffer
-			run(append(append([]string{"inspect"}, c.args...), "x"), &out, &out)
+			run(c.args, &out, &out)
+			forget()
 			if leak := fragmentShown(pw, out.String(), c.rest+vocabulary.String()); leak != "" {
 				t.Fatalf("%q shows %q of the password %q:\n%s", c.args, leak, pw, out.String())
 			}
@@ -88,12 +116,12 @@ func fragmentShown(pw, out, known string) string {
 // redactor's list, and one input's password would hide another's leak.
 func keepSecrets() func() {
 	secrets.Lock()
-	n := len(secrets.vals)
+	kept := slices.Clone(secrets.vals)
 	secrets.Unlock()
 	return func() {
 		secrets.Lock()
 		defer secrets.Unlock()
-		secrets.vals = secrets.vals[:n]
+		secrets.vals = kept
 	}
 }
 

@@ -116,8 +116,16 @@ func TestRedactHidesUserInfoOfEveryURL(t *testing.T) {
 		"cannot reach Redis at redis://u:pw@h:1: dial": "cannot reach Redis at redis://***@h:1: dial",
 		`"url": "rediss://:pw@h:1/0"`:                  `"url": "rediss://***@h:1/0"`,
 		"a redis://h:1 b":                              "a redis://h:1 b",
-		"x unix://u:pw@/tmp/s and http://a:b@c/d@e":    "x unix://***@/tmp/s and http://***@c/d@e",
+		"x unix://u:pw@/tmp/s and http://a:b@c/d@e":    "x unix://***@/tmp/s and http://***@e",
 		"redis://[user:password@]host:port":            "redis://[user:password@]host:port",
+		// The user info runs to the URL's last '@': a password's '@', '/'
+		// or '#' does not end it.
+		"unknown command redis://u:Tr0ub@dor2024@db:1": "unknown command redis://***@db:1",
+		"name   redis://u:Tr0/ub@d0r#24@db:1\n":        "name   redis://***@db:1\n",
+		`cannot start "redis://u:a"b@c@h": no`:         `cannot start "redis://***@h": no`,
+		// A unix:// URL with an empty authority has no user info: an '@'
+		// in its path stays.
+		"at unix:///run/redis@main.sock: refused": "at unix:///run/redis@main.sock: refused",
 	} {
 		assert.Equal(t, want, redactString(in), in)
 	}
