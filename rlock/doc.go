@@ -86,8 +86,9 @@
 // owner id with other handles (or a Redisson client), whose counts mix; it
 // keeps a latch instead: a field "redisync:latch:<handle id>" of N holding
 // its last request id and outcome, which a repeated release replays and
-// the undo of an acquire consults (see internal/hold). Two handles of one
-// owner thus each release exactly their own holds. The last release DELs N
+// the undo of an acquire consults (see internal/hold); it goes with the
+// handle's last hold. Two handles of one owner thus each release exactly
+// their own holds. The last release DELs N
 // (latch fields go with it) and PUBLISHes "0" (SPUBLISH on a Cluster), which
 // wakes one waiter. The watchdog renews many holds with one rlock_renew.lua
 // call per hash slot, each checking owner and token, in one pipelined round

@@ -59,8 +59,12 @@
 // if that very acquire left its mark, and marks it undone so the acquire,
 // if it is still on its way, refuses. Every release also carries the
 // hold's fencing token, so it never acts on a later hold of the same owner.
-// Each handle releases exactly its own holds. The latch field goes away with
-// the hash; Redisson's scripts ignore it.
+// Each handle releases exactly its own holds. A handle's latch field goes
+// with the release that ends its last hold (the other handles' holds live
+// on: the hash holds a field per handle that holds, not per handle ever
+// used), and all of them with the hash; Redisson's scripts ignore them. A
+// retry of that release finds no latch while the lock still carries the
+// hold's token, and knows that its first send ran.
 //
 // The owner's count in Redis is then the sum of its handles' holds, and the
 // key's lease the latest any of them set; each handle's hold ends by its own

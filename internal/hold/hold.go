@@ -72,6 +72,7 @@ type Hold struct {
 	ended      uint64          // token of the last hold that ended (what a cleanup may touch)
 	endedHolds int64           // this handle's holds when it ended (what a shared owner's cleanup removes)
 	since      time.Time       // when the current hold was acquired (sent)
+	marked     bool            // a latched acquire of the hold granted: its latch field is in the hash
 	queue      []*job          // releases not yet answered by Redis, in order
 }
 
