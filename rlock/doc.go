@@ -26,7 +26,10 @@
 // owner id are one owner and nest into its hold. WithNonReentrant makes a
 // Lock on a held handle fail at once with redisync.ErrNonReentrant instead
 // of waiting. Re-entry is not carried in a context: goroutines started
-// inside a critical section inherit its context and would all re-enter.
+// inside a critical section inherit its context and would all re-enter. A
+// Lock on such a handle whose hold was lost, before that hold's Unlock,
+// nests past it: the new hold needs its own Unlock, and the lost hold's
+// Unlock, after it, reports redisync.ErrLockLost.
 //
 // In Redis a handle is one owner, "<client uuid>:<n>" unless WithOwner sets
 // it (so handles of other processes, or a later run, nest into one hold;

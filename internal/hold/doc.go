@@ -35,7 +35,10 @@
 //     decrements twice;
 //   - a hold the watchdog reports lost closes Done, and the next Unlock
 //     removes whatever is left of it — of an owner other handles share,
-//     this handle's holds only — and reports the loss;
+//     this handle's holds only — and reports the loss. A reentrant handle
+//     locked again before that Unlock nests past the lost hold: the new
+//     hold's Unlocks come first, then the lost hold's, which reports the
+//     loss (Hold.unreported);
 //   - an Unlock releases only what this handle's own acquisitions were
 //     granted: on a handle with no hold (also while its first acquire is
 //     in flight) it is ErrNotHeld and sends nothing.

@@ -64,14 +64,20 @@ func (h *Hold) Unlock(ctx context.Context) error {
 	j := &job{}
 	h.mu.Lock()
 	n, lost, renewal := h.holds, h.lost, h.renewal
+	outer := len(h.unreported) > 0 // lost holds under this one await their Unlocks
 	switch {
 	case n == 0 && lost:
 		h.lost = false
-		j.kind, j.result, j.token, j.holds, j.last = kindAll, h.err, h.ended, h.endedHolds, true
+		j.kind, j.result, j.token, j.holds, j.last = kindAll, h.err, h.ended, h.endedHolds, !outer
 	case n == 0 && len(h.queue) > 0 && h.queue[0].told:
 		// An earlier Unlock was told an error and its release is still
 		// queued: this one sees it through (and releases nothing more).
 		j.kind = kindWait
+	case n == 0 && outer:
+		// The Unlock of a lost hold that this handle locked past.
+		l := h.unreported[len(h.unreported)-1]
+		h.unreported = h.unreported[:len(h.unreported)-1]
+		j.kind, j.result, j.token, j.holds, j.last = kindAll, l.err, l.token, l.holds, len(h.unreported) == 0
 	case n == 0:
 		// The handle holds nothing of its own: its holds are over (their
 		// releases done or under way), or it never held — also while its
@@ -86,7 +92,7 @@ func (h *Hold) Unlock(ctx context.Context) error {
 		return nil
 	default:
 		h.holds--
-		j.kind, j.token, j.renewal, j.last = kindOne, h.token, renewal, n == 1
+		j.kind, j.token, j.renewal, j.last = kindOne, h.token, renewal, n == 1 && !outer
 	}
 	h.mu.Unlock()
 	if j.kind == kindOne && n == 1 {
