@@ -33,7 +33,8 @@
 //   - TryLock never joins the queue, and fails while anyone is queued. A Lock
 //     that returns an error (cancelled, closed) has left the queue.
 //   - Re-entering a held lock (WithReentrant, WithOwner) never queues behind
-//     others.
+//     others, and a waiter granted so (another handle of its owner id took
+//     the lock first) leaves the queue, as the head does when granted.
 //
 // # How it works
 //
@@ -55,8 +56,9 @@
 // Every script first drops the waiters whose heartbeat deadline has passed
 // (ZRANGEBYSCORE on the heartbeat zset, ZREM from both). Acquire
 // (fair_acquire.lua) then grants the lock if the owner already holds it
-// (re-entry), or if the hash is absent and the queue is empty or headed by
-// the owner (who leaves the queue). Otherwise a waiting Lock adds itself to
+// (re-entry; a place of the owner's in the queue goes), or if the hash is
+// absent and the queue is empty or headed by the owner (who leaves the
+// queue). Otherwise a waiting Lock adds itself to
 // the queue (ZADD with an arrival strictly after the current tail) unless it
 // is already there, sets its heartbeat deadline to now + waiter timeout, and
 // raises both zsets' expiry to at least the waiter timeout, so they vanish by

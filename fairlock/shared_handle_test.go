@@ -108,3 +108,32 @@ func TestWithReentrantAndNonReentrant(t *testing.T) {
 
 	assert.Panics(t, func() { New(e.C, name, WithReentrant(), WithNonReentrant()) })
 }
+
+// As rlock's: a handle's latch field goes with its last Unlock while other
+// handles of its owner hold (fair_release.lua and, with WithRedissonQueue,
+// fair_redisson_release.lua), so handles made per request under one owner
+// id leave the lock hash as small as the holds it has.
+func TestLatchFieldGoesWithTheHandlesLastHold(t *testing.T) {
+	for _, redisson := range []bool{false, true} {
+		name := map[bool]string{false: "fshared:latch", true: "fshared:latch-redisson"}[redisson]
+		t.Run(name, func(t *testing.T) {
+			e := setup(t)
+			opts := []Option{WithOwner("svc:fair")}
+			if redisson {
+				opts = append(opts, WithRedissonQueue(time.Minute))
+			}
+			keeper := New(e.C, name, opts...)
+			require.NoError(t, keeper.Lock(bg()))
+			fields := e.Int(t, "HLEN", name)
+			for i := range 20 {
+				h := New(e.C, name, opts...)
+				require.NoError(t, h.Lock(bg()))
+				require.Equal(t, fields+1, e.Int(t, "HLEN", name), "handle %d's latch is there while it holds", i)
+				require.NoError(t, h.Unlock(bg()))
+				require.Equal(t, fields, e.Int(t, "HLEN", name), "handle %d's Unlock takes its latch field: %s", i, e.Describe(t))
+			}
+			require.NoError(t, keeper.Unlock(bg()))
+			e.WaitEmpty(t)
+		})
+	}
+}

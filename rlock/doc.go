@@ -26,7 +26,10 @@
 // owner id are one owner and nest into its hold. WithNonReentrant makes a
 // Lock on a held handle fail at once with redisync.ErrNonReentrant instead
 // of waiting. Re-entry is not carried in a context: goroutines started
-// inside a critical section inherit its context and would all re-enter.
+// inside a critical section inherit its context and would all re-enter. A
+// Lock on such a handle whose hold was lost, before that hold's Unlock,
+// nests past it: the new hold needs its own Unlock, and the lost hold's
+// Unlock, after it, reports redisync.ErrLockLost.
 //
 // In Redis a handle is one owner, "<client uuid>:<n>" unless WithOwner sets
 // it (so handles of other processes, or a later run, nest into one hold;
@@ -86,8 +89,9 @@
 // owner id with other handles (or a Redisson client), whose counts mix; it
 // keeps a latch instead: a field "redisync:latch:<handle id>" of N holding
 // its last request id and outcome, which a repeated release replays and
-// the undo of an acquire consults (see internal/hold). Two handles of one
-// owner thus each release exactly their own holds. The last release DELs N
+// the undo of an acquire consults (see internal/hold); it goes with the
+// handle's last hold. Two handles of one owner thus each release exactly
+// their own holds. The last release DELs N
 // (latch fields go with it) and PUBLISHes "0" (SPUBLISH on a Cluster), which
 // wakes one waiter. The watchdog renews many holds with one rlock_renew.lua
 // call per hash slot, each checking owner and token, in one pipelined round

@@ -79,3 +79,73 @@ func TestUndoOfASharedOwnersAcquireActsOnlyOnItsOwnGrant(t *testing.T) {
 	require.NoError(t, b.Unlock(bg()))
 	assert.False(t, e.Exists(t, name), "nothing left: %s", e.Describe(t))
 }
+
+// A handle's latch field lives while the handle holds and goes with its
+// last Unlock, though other handles of its owner still hold: a service
+// that makes a handle per request under one owner id leaves the lock hash
+// as small as the holds it has.
+func TestLatchFieldGoesWithTheHandlesLastHold(t *testing.T) {
+	e := setup(t)
+	const name, owner = "mutex:latch-per-request", "svc:9"
+	keeper := New(e.C, name, WithOwner(owner))
+	require.NoError(t, keeper.Lock(bg()))
+	fields := func() []string {
+		keys, err := e.Do(t, "HKEYS", name).AsStrSlice()
+		require.NoError(t, err)
+		return keys
+	}
+	want := fields() // the owner's count, the token and keeper's latch
+	for i := range 50 {
+		h := New(e.C, name, WithOwner(owner))
+		require.NoError(t, h.Lock(bg()))
+		require.NoError(t, h.Lock(bg()), "nested")
+		require.Len(t, fields(), len(want)+1, "handle %d's latch is there while it holds", i)
+		require.NoError(t, h.Unlock(bg()))
+		require.Len(t, fields(), len(want)+1, "handle %d still holds once", i)
+		require.NoError(t, h.Unlock(bg()))
+		require.ElementsMatch(t, want, fields(), "handle %d's last Unlock takes its latch field", i)
+	}
+	n, err := keeper.HoldCount(bg())
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "the keeper's hold is left alone")
+	require.NoError(t, keeper.Unlock(bg()))
+	assert.False(t, e.Exists(t, name), "nothing left: %s", e.Describe(t))
+}
+
+// The release that ends a handle's last hold takes its latch field; sent
+// again (its reply was lost), it finds no latch while the hold's token is
+// still the lock's, and replays its outcome instead of taking another
+// handle's hold.
+func TestRetriedLastReleaseOfASharedOwnerNeverDecrementsTwice(t *testing.T) {
+	e := setup(t)
+	const name = "mutex:latch-last-retry"
+	a := New(e.C, name, WithOwner("svc:10"))
+	b := New(e.C, name, WithOwner("svc:10"))
+	require.NoError(t, b.Lock(bg()))
+	latch := scripts.Latch{Field: "redisync:latch:test-a", Req: "g1"}
+	res, err := scripts.LockAcquireLatched(bg(), e.RC, &a.keys, a.leaseMs, a.owner, false, latch)
+	require.NoError(t, err)
+	require.True(t, res.OK)
+	args := scripts.ReleaseArgs{Expected: scripts.ReleaseAny, Token: res.Token, Last: true,
+		Latch: scripts.Latch{Field: latch.Field, Req: "r1"}}
+	for i := range 3 {
+		r, err := a.release(bg(), args)
+		require.NoError(t, err)
+		assert.Equal(t, scripts.Released{Acted: true, Count: 1}, r, "send %d replays the first outcome", i+1)
+		assert.False(t, e.Int(t, "HEXISTS", name, latch.Field) == 1, "send %d: the latch field is gone", i+1)
+	}
+	n, err := b.HoldCount(bg())
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "b's hold survives a's retries")
+	// A later hold of the owner carries another token: the old release
+	// does not take it for its own.
+	require.NoError(t, b.Unlock(bg()))
+	require.NoError(t, b.Lock(bg()))
+	r, err := a.release(bg(), args)
+	require.NoError(t, err)
+	assert.False(t, r.Acted, "a later hold is not the one released")
+	n, err = b.HoldCount(bg())
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	require.NoError(t, b.Unlock(bg()))
+}

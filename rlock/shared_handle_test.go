@@ -237,3 +237,52 @@ func TestClosingTheClientEndsAWaitForTheHandle(t *testing.T) {
 		t.Fatal("a Lock waiting for its own handle outlived the Client")
 	}
 }
+
+// A reentrant handle locked again past a lost hold, before that hold's
+// Unlock, nests as it would past a live one: the inner Unlock releases the
+// new hold, and the outer one cleans up what is left of the lost hold in
+// Redis (of a shared owner, only this handle's part) and reports the loss.
+func TestLockPastALostHoldLeavesItsUnlockToReportTheLoss(t *testing.T) {
+	e := setup(t)
+	lostAt := func(m *Mutex) {
+		t.Helper()
+		require.NoError(t, m.Lock(bg()))
+		select {
+		case <-m.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("the fixed lease did not end the hold")
+		}
+		require.ErrorIs(t, m.Err(), redisync.ErrLockLost)
+	}
+	t.Run("key gone", func(t *testing.T) {
+		const name = "shared:lost-relock"
+		m := New(e.C, name, WithReentrant(), WithLease(100*time.Millisecond))
+		lostAt(m)
+		eventually(t, 5*time.Second, func() bool { return !e.Exists(t, name) }, "the key expired")
+		require.NoError(t, m.Lock(bg()), "a fresh hold")
+		require.NoError(t, m.Unlock(bg()), "the inner Unlock releases it")
+		assert.False(t, e.Exists(t, name))
+		assert.ErrorIs(t, m.Unlock(bg()), redisync.ErrLockLost, "the outer Unlock reports the loss")
+		assert.ErrorIs(t, m.Unlock(bg()), redisync.ErrNotHeld)
+	})
+	t.Run("shared owner, key kept", func(t *testing.T) {
+		const name, owner = "shared:lost-relock-owner", "svc:lost"
+		keeper := New(e.C, name, WithOwner(owner)) // renewed: the hash lives on
+		require.NoError(t, keeper.Lock(bg()))
+		m := New(e.C, name, WithOwner(owner), WithLease(200*time.Millisecond))
+		lostAt(m) // lost by its own lease, its count still in the hash
+		count := func() int64 { return e.Int(t, "HGET", name, owner) }
+		require.Equal(t, int64(2), count())
+		require.NoError(t, m.Lock(bg()), "re-enters the owner's hold")
+		require.Equal(t, int64(3), count())
+		require.NoError(t, m.Unlock(bg()))
+		assert.Equal(t, int64(2), count(), "the inner Unlock releases the new hold")
+		assert.ErrorIs(t, m.Unlock(bg()), redisync.ErrLockLost, "the outer Unlock reports the loss")
+		assert.Equal(t, int64(1), count(), "and takes the lost hold's count, not the keeper's")
+		assert.Equal(t, int64(3), e.Int(t, "HLEN", name), "the owner's count, the token and the keeper's latch: %s", e.Describe(t))
+		assert.ErrorIs(t, m.Unlock(bg()), redisync.ErrNotHeld)
+		assert.NoError(t, keeper.Err())
+		require.NoError(t, keeper.Unlock(bg()))
+		assert.False(t, e.Exists(t, name), "nothing left: %s", e.Describe(t))
+	})
+}

@@ -38,9 +38,12 @@
 // side's hold at once, the write holder may take read holds (releasing the
 // last write hold then downgrades the lock), and a Lock by a handle that
 // only reads returns ErrUpgrade at once; goroutines sharing such a handle do
-// not exclude each other. WithNonReentrant turns each of the waits for the
-// handle's own holds into redisync.ErrNonReentrant at once (one read hold
-// per handle). See rlock's "Ownership" section for the reasoning.
+// not exclude each other; a Lock or RLock past a lost hold of its side,
+// before that hold's Unlock, nests past it (the lost hold's Unlock comes
+// after the new hold's and reports redisync.ErrLockLost). WithNonReentrant
+// turns each of the waits for the handle's own holds into
+// redisync.ErrNonReentrant at once (one read hold per handle). See rlock's
+// "Ownership" section for the reasoning.
 //
 // # Rules
 //

@@ -286,6 +286,7 @@ func (h *Hold) granted(res scripts.Acquired, sent time.Time) error {
 	if h.renewal != nil { // re-entered: the lease was extended
 		h.holds++
 		h.remote = res.Count
+		h.marked = h.marked || h.cur.Field != ""
 		w.Confirm(h.renewal, sent)
 		return nil
 	}
@@ -297,7 +298,14 @@ func (h *Hold) granted(res scripts.Acquired, sent time.Time) error {
 	if err := w.Add(l, sent); err != nil {
 		return errs.ErrClosed
 	}
+	if h.lost {
+		// Locked again past a lost hold, before its Unlock (a reentrant
+		// handle): that Unlock still comes, after this hold's, and reports
+		// the loss.
+		h.unreported = append(h.unreported, loss{token: h.ended, holds: h.endedHolds, err: h.err})
+	}
 	h.holds, h.remote = 1, res.Count
+	h.marked = h.cur.Field != "" || (h.marked && len(h.unreported) > 0)
 	h.renewal, h.token, h.err, h.lost = l, res.Token, nil, false
 	h.done, h.since = make(chan struct{}), sent
 	return nil
@@ -313,6 +321,14 @@ func (h *Hold) compensate(ctx context.Context, before int64) {
 	args := scripts.ReleaseArgs{Expected: before + 1}
 	if h.cur.Field != "" {
 		args = scripts.ReleaseArgs{Expected: scripts.ReleaseUndo, Latch: h.cur}
+		h.mu.Lock()
+		if h.holds == 0 && len(h.queue) == 0 && !h.lost && len(h.unreported) == 0 && !h.marked {
+			// Nothing else of this handle's is in the hash (nor will be
+			// before this undo: the next acquire waits for it): when the
+			// acquire granted, its latch goes with the grant.
+			args.Last = true
+		}
+		h.mu.Unlock()
 	}
 	r, err := h.send(bctx, args)
 	if err != nil {

@@ -35,7 +35,10 @@
 //     decrements twice;
 //   - a hold the watchdog reports lost closes Done, and the next Unlock
 //     removes whatever is left of it — of an owner other handles share,
-//     this handle's holds only — and reports the loss;
+//     this handle's holds only — and reports the loss. A reentrant handle
+//     locked again before that Unlock nests past the lost hold: the new
+//     hold's Unlocks come first, then the lost hold's, which reports the
+//     loss (Hold.unreported);
 //   - an Unlock releases only what this handle's own acquisitions were
 //     granted: on a handle with no hold (also while its first acquire is
 //     in flight) it is ErrNotHeld and sends nothing.
@@ -59,8 +62,12 @@
 // if that very acquire left its mark, and marks it undone so the acquire,
 // if it is still on its way, refuses. Every release also carries the
 // hold's fencing token, so it never acts on a later hold of the same owner.
-// Each handle releases exactly its own holds. The latch field goes away with
-// the hash; Redisson's scripts ignore it.
+// Each handle releases exactly its own holds. A handle's latch field goes
+// with the release that ends its last hold (the other handles' holds live
+// on: the hash holds a field per handle that holds, not per handle ever
+// used), and all of them with the hash; Redisson's scripts ignore them. A
+// retry of that release finds no latch while the lock still carries the
+// hold's token, and knows that its first send ran.
 //
 // The owner's count in Redis is then the sum of its handles' holds, and the
 // key's lease the latest any of them set; each handle's hold ends by its own

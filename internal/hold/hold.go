@@ -72,7 +72,19 @@ type Hold struct {
 	ended      uint64          // token of the last hold that ended (what a cleanup may touch)
 	endedHolds int64           // this handle's holds when it ended (what a shared owner's cleanup removes)
 	since      time.Time       // when the current hold was acquired (sent)
+	marked     bool            // a latched acquire of the hold granted: its latch field is in the hash
 	queue      []*job          // releases not yet answered by Redis, in order
+	// unreported are lost holds that a reentrant handle locked past before
+	// their Unlock, innermost last: each one's Unlock, after those of the
+	// holds locked on top of it, cleans it up and reports the loss.
+	unreported []loss
+}
+
+// loss is a lost hold whose Unlock is still to come.
+type loss struct {
+	token uint64 // its fencing token (what its cleanup may touch)
+	holds int64  // this handle's holds when it ended
+	err   error  // what its Unlock reports
 }
 
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()

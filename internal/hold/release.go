@@ -15,6 +15,7 @@ import (
 // order, and stays queued until Redis has answered it.
 type job struct {
 	kind    jobKind
+	last    bool            // it ends the handle's last hold
 	token   uint64          // the hold's fencing token
 	holds   int64           // kindAll: how many holds of this handle's the lost hold had
 	renewal *watchdog.Lease // the hold it releases, still current when nested
@@ -63,14 +64,20 @@ func (h *Hold) Unlock(ctx context.Context) error {
 	j := &job{}
 	h.mu.Lock()
 	n, lost, renewal := h.holds, h.lost, h.renewal
+	outer := len(h.unreported) > 0 // lost holds under this one await their Unlocks
 	switch {
 	case n == 0 && lost:
 		h.lost = false
-		j.kind, j.result, j.token, j.holds = kindAll, h.err, h.ended, h.endedHolds
+		j.kind, j.result, j.token, j.holds, j.last = kindAll, h.err, h.ended, h.endedHolds, !outer
 	case n == 0 && len(h.queue) > 0 && h.queue[0].told:
 		// An earlier Unlock was told an error and its release is still
 		// queued: this one sees it through (and releases nothing more).
 		j.kind = kindWait
+	case n == 0 && outer:
+		// The Unlock of a lost hold that this handle locked past.
+		l := h.unreported[len(h.unreported)-1]
+		h.unreported = h.unreported[:len(h.unreported)-1]
+		j.kind, j.result, j.token, j.holds, j.last = kindAll, l.err, l.token, l.holds, len(h.unreported) == 0
 	case n == 0:
 		// The handle holds nothing of its own: its holds are over (their
 		// releases done or under way), or it never held — also while its
@@ -85,7 +92,7 @@ func (h *Hold) Unlock(ctx context.Context) error {
 		return nil
 	default:
 		h.holds--
-		j.kind, j.token, j.renewal = kindOne, h.token, renewal
+		j.kind, j.token, j.renewal, j.last = kindOne, h.token, renewal, n == 1 && !outer
 	}
 	h.mu.Unlock()
 	if j.kind == kindOne && n == 1 {
@@ -216,6 +223,13 @@ func (h *Hold) run(ctx context.Context, j *job) (error, bool) {
 			}
 		}
 		j.args.Latch = h.nextLatch()
+		if j.last && j.args.Latch.Field != "" && j.token > 0 {
+			// The handle's last hold: its latch field goes with it, unless
+			// no latched acquire of the hold wrote one (AttemptAll's).
+			h.mu.Lock()
+			j.args.Last, h.marked = h.marked, false
+			h.mu.Unlock()
+		}
 	}
 	j.sends++
 	r, err := h.send(ctx, j.args)

@@ -209,18 +209,19 @@ func (w *worker) run(s *slot, alone bool) {
 				if s.l.Done() != outer {
 					// The outer hold was lost after the holder last saw
 					// Done open (also while this Lock was in flight): the
-					// Lock began a new hold, and the outer one's loss is
-					// not reported (see the package doc).
+					// Lock began a new hold past it, and the outer one's
+					// Unlock, after the new hold's, reports the loss.
 					w.h.add(w.id, s.in(opLost), lastOpen, outOK, w.h.now())
 					w.h.count("lost before a nested Lock")
 				} else {
 					w.h.count("nested")
-					n++
 				}
+				n++
 				lastOpen = w.hold(s, call)
 			} else if ok {
-				lastOpen = w.hold(s, call) // a new hold after the recorded loss
-				n = 1
+				w.h.count("locked past a recorded loss")
+				lastOpen = w.hold(s, call) // a new hold past the lost one, whose Unlock is still owed
+				n++
 			}
 			for range n {
 				if w.unlock(s, lastOpen) != outOK {

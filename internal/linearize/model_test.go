@@ -13,7 +13,9 @@ import (
 //     another owner holds (its holds ended by Unlock or by a loss), and a
 //     gated handle (a default handle, shared by goroutines like a
 //     sync.Mutex) has no hold of its own, not even a lost one it has not
-//     unlocked yet. A grant adds one hold to h.
+//     unlocked yet. A grant adds one hold to h; on a handle whose last
+//     hold was lost and not yet unlocked (a reentrant one), it nests past
+//     it: that loss is owed, reported by an Unlock after the new hold's.
 //   - A Lock or TryLock that fails (busy, ctx, an error) changes nothing:
 //     liveness is not checked (a lost hold's key may stay until its lease
 //     ends on the server, and busy is always allowed).
@@ -23,11 +25,12 @@ import (
 //     can be granted through expiry. A Lost of a handle with no hold is
 //     one that its Unlock already reported (below) and changes nothing.
 //   - Unlock(h) returns nil when h had a hold (one fewer); ErrLockLost when
-//     h's last hold was lost and not yet unlocked (cleared), or when h had
+//     h's last hold was lost and not yet unlocked (cleared), when h had
 //     a hold that its release found gone in Redis (the hold ends: all of
 //     h's holds, and a loss the watchdog reported meanwhile is reported
-//     again by the next Unlock, so either way); ErrNotHeld when h has
-//     neither; any other error ends one hold locally, as nil does.
+//     again by the next Unlock, so either way), or when h has no hold and
+//     owes a loss (one fewer); ErrNotHeld when h has none of these; any
+//     other error ends one hold locally, as nil does.
 //
 // A handle's holds are its own: an Unlock never ends another handle's hold,
 // also one of the same owner id.
@@ -36,10 +39,12 @@ import (
 const slots = 5
 
 // state is the model's state: per handle, its holds, whether its last hold
-// was lost and not yet unlocked, and its owner.
+// was lost and not yet unlocked, how many lost holds it was granted past
+// (owed Unlocks that report their loss), and its owner.
 type state struct {
 	count [slots]int8
 	lost  [slots]bool
+	owed  [slots]int8
 	owner [slots]int8
 }
 
@@ -92,6 +97,9 @@ func step(st state, in input, out output) []state {
 		if in.gated && (st.count[s] > 0 || st.lost[s]) {
 			return nil // a sync.Mutex is held once
 		}
+		if st.lost[s] {
+			st.owed[s]++ // granted past a lost hold: its Unlock comes later
+		}
 		st.count[s]++
 		st.owner[s], st.lost[s] = in.owner, false
 		return []state{st}
@@ -116,11 +124,13 @@ func step(st state, in input, out output) []state {
 			again := st
 			again.lost[s] = true
 			return []state{st, again}
+		case st.owed[s] > 0:
+			st.owed[s]--
 		default:
 			return nil
 		}
 	case outNotHeld:
-		if st.count[s] > 0 || st.lost[s] {
+		if st.count[s] > 0 || st.lost[s] || st.owed[s] > 0 {
 			return nil
 		}
 	default:
@@ -129,6 +139,8 @@ func step(st state, in input, out output) []state {
 			st.count[s]--
 		case st.lost[s]:
 			st.lost[s] = false
+		case st.owed[s] > 0:
+			st.owed[s]--
 		default:
 			return nil
 		}
@@ -151,6 +163,6 @@ var mutexModel = (&porcupine.NondeterministicModel{
 	},
 	DescribeState: func(s interface{}) string {
 		st := s.(state)
-		return fmt.Sprintf("holds %v lost %v owners %v", st.count, st.lost, st.owner)
+		return fmt.Sprintf("holds %v lost %v owed %v owners %v", st.count, st.lost, st.owed, st.owner)
 	},
 }).ToModel()

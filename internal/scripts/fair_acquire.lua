@@ -26,7 +26,8 @@
 -- has no expiry); error NON_REENTRANT.
 --
 -- The lock is granted only to the queue's head, or to anyone while the queue
--- is empty. Every call (acquire, release, leave) first drops dead waiters;
+-- is empty, or to its owner (re-entry); a grant takes the owner's place in
+-- the queue. Every call (acquire, release, leave) first drops dead waiters;
 -- when that makes someone else head of a free lock, that waiter is woken.
 --
 -- Keys of another shape (keyspace.lua): WRONGKIND, or busy for a
@@ -67,7 +68,13 @@ local function recorded(res, fresh)
   return res
 end
 if redis.call('hexists', KEYS[1], owner) == 1 then
-  return latch_granted(KEYS[1], latch, req, recorded(reenter(KEYS[1], owner, lease, ARGV[3], KEYS[4]), false))
+  local res = reenter(KEYS[1], owner, lease, ARGV[3], KEYS[4])
+  if res.err == nil and redis.call('zrem', KEYS[2], owner) == 1 then
+    -- Granted while queued (another handle of the owner took the lock
+    -- first): the owner's place goes, as with a grant at the head.
+    redis.call('zrem', KEYS[3], owner)
+  end
+  return latch_granted(KEYS[1], latch, req, recorded(res, false))
 end
 local free = redis.call('exists', KEYS[1]) == 0
 local head = redis.call('zrange', KEYS[2], 0, 0)[1]

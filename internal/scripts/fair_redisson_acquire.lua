@@ -21,7 +21,8 @@
 --
 -- Reply: {token, count} acquired; a wait hint in ms when busy; error
 -- NON_REENTRANT. The lock is granted to the queue's head, or to anyone while
--- the queue is empty, as Redisson's script does.
+-- the queue is empty, as Redisson's script does, or to its owner
+-- (re-entry); a grant takes the owner's place in the queue.
 local shape = lock_shape(KEYS[1])
 if shape ~= 'none' and shape ~= 'lock' and shape ~= 'rwlock' then
   return wrong_kind(1, shape)
@@ -31,7 +32,7 @@ do
   local refusal = typed(2, 'list') or typed(3, 'zset') or check_own({{4, 'string', TOKEN}})
     or (info and info_refusal(6))
     or permitted({{'hset', KEYS[1]}, {'hincrby', KEYS[1]}, {'pexpire', KEYS[1]},
-      {'lpop', KEYS[2]}, {'rpush', KEYS[2]}, {'zadd', KEYS[3]}, {'zrem', KEYS[3]}, {'zincrby', KEYS[3]}})
+      {'lpop', KEYS[2]}, {'rpush', KEYS[2]}, {'lrem', KEYS[2]}, {'zadd', KEYS[3]}, {'zrem', KEYS[3]}, {'zincrby', KEYS[3]}})
   if refusal then
     return refusal
   end
@@ -53,7 +54,13 @@ local function recorded(res, fresh)
   return res
 end
 if redis.call('hexists', KEYS[1], owner) == 1 then
-  return latch_granted(KEYS[1], latch, req, recorded(reenter(KEYS[1], owner, lease, ARGV[3], KEYS[4]), false))
+  local res = reenter(KEYS[1], owner, lease, ARGV[3], KEYS[4])
+  if res.err == nil and redis.call('zscore', KEYS[3], owner) then
+    -- Granted while queued (another handle of the owner took the lock
+    -- first): the owner's place goes, as with a grant at the head.
+    leave_queue(KEYS[2], KEYS[3], owner, wait)
+  end
+  return latch_granted(KEYS[1], latch, req, recorded(res, false))
 end
 local free = redis.call('exists', KEYS[1]) == 0
 local head = redis.call('lindex', KEYS[2], 0)

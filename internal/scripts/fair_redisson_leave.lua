@@ -16,14 +16,9 @@ do
     return refusal
   end
 end
-local pos = redis.call('lpos', KEYS[2], ARGV[1])
-if not pos then
-  redis.call('zrem', KEYS[3], ARGV[1])
+if not leave_queue(KEYS[2], KEYS[3], ARGV[1], tonumber(ARGV[3])) then
   return 0
 end
-move_up(KEYS[2], KEYS[3], pos + 1, tonumber(ARGV[3]))
-redis.call('lrem', KEYS[2], 0, ARGV[1])
-redis.call('zrem', KEYS[3], ARGV[1])
 if redis.call('exists', KEYS[1]) == 0 then
   wake_redisson_head(KEYS[2], KEYS[5], ARGV[2])
 end

@@ -69,3 +69,17 @@ local function wake_redisson_head(queue, channel_prefix, publish)
     notify(publish, channel_prefix .. ':' .. head, '0')
   end
 end
+
+-- Take owner out of the queue, moving everyone behind it up by wait ms;
+-- returns true when it was queued.
+local function leave_queue(queue, timeouts, owner, wait)
+  local pos = redis.call('lpos', queue, owner)
+  if not pos then
+    redis.call('zrem', timeouts, owner)
+    return false
+  end
+  move_up(queue, timeouts, pos + 1, wait)
+  redis.call('lrem', queue, 0, owner)
+  redis.call('zrem', timeouts, owner)
+  return true
+end

@@ -12,7 +12,8 @@
 -- ARGV[3]  expected hold count before this release (n > 0, 0 = any, -1 =
 --          all), as in rlock_release.lua
 -- ARGV[4]  "publish" or "spublish"
--- ARGV[5..8] token, latch field, request id, holds, as in rlock_release.lua
+-- ARGV[5..9] token, latch field, request id, holds, last, as in
+--          rlock_release.lua
 --
 -- Reply: {acted, count} as rlock_release.lua. A full release deletes the hash
 -- and publishes "0" on the channel of the first live waiter only.
@@ -31,7 +32,8 @@ if refusal then
   return refusal
 end
 local reply, deleted = release_hold(KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), KEYS[4],
-  tonumber(ARGV[5] or '0'), ARGV[6], ARGV[7], tonumber(ARGV[8] or '1'))
+  tonumber(ARGV[5] or '0'), ARGV[6], ARGV[7], tonumber(ARGV[8] or '1'),
+  ARGV[9] == '1')
 if deleted then
   if KEYS[6] then
     info_drop(KEYS[6], ARGV[1], true)

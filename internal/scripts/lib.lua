@@ -125,8 +125,9 @@ end
 -- "redisync:latch:<handle id>", where its last acquire or release leaves
 -- "<request id> <outcome>": "a" (an acquire granted), "u" (that acquire was
 -- undone, or refused before it ran), "r <acted> <count>" (a release). A
--- handle's operations are serialized, so one field per handle is enough; it
--- goes away with the hash. An empty latch (unique owners) turns this off.
+-- handle's operations are serialized, so one field per handle is enough. It
+-- goes with the release that ends the handle's last hold (release_hold's
+-- last), or with the hash. An empty latch (unique owners) turns this off.
 
 -- The outcome recorded for request req in latch, or nil.
 local function latch_get(key, latch, req)
@@ -152,11 +153,28 @@ local function latch_set(key, latch, req, outcome)
   end
 end
 
+-- The latch goes: request req ends the handle's last hold (last), or the
+-- handle's hold is gone. Where the ACL denies HDEL the latch records req's
+-- outcome instead, as for any other release.
+local function latch_end(key, latch, req, outcome)
+  if redis.acl_check_cmd and not redis.acl_check_cmd('hdel', key) then
+    latch_set(key, latch, req, outcome)
+    return
+  end
+  redis.call('hdel', key, latch)
+end
+
 -- Undo one hold (or all, or holds of them with expected 0) of owner per the
--- release contract (see rlock_release.lua). Returns the reply, and true when
--- the lock was deleted.
-local function release_hold(key, owner, lease, expected, token_key, token, latch, req, holds)
+-- release contract (see rlock_release.lua). last is true when req ends the
+-- handle's last hold, which its latch recorded (a latched acquire of the
+-- hold granted), or undoes an acquire of a handle that holds nothing else:
+-- the latch then goes, and a retried release (of a hold with a token) that
+-- finds no latch while the lock still carries its token knows that its
+-- first send removed it. Returns the reply, and true when the lock was
+-- deleted.
+local function release_hold(key, owner, lease, expected, token_key, token, latch, req, holds, last)
   holds = math.max(holds or 1, 1)
+  last = last and latch ~= nil and latch ~= ''
   local seen = latch_get(key, latch, req)
   if expected == -2 then
     -- Undo of acquire req: act only if it granted, and never twice; mark it
@@ -173,13 +191,23 @@ local function release_hold(key, owner, lease, expected, token_key, token, latch
   end
   local count = tonumber(redis.call('hget', key, owner) or '0') or 0
   local current = tonumber(redis.call('hget', key, 'redisync:token') or '0') or 0
+  if last and token and token > 0 and count > 0 and current == token
+      and redis.call('hexists', key, latch) == 0 then
+    -- The hold's latch is gone and its hash is not: the first send of req
+    -- ran (and removed it), and the count left is the other handles'.
+    return {1, count}, false
+  end
   if count == 0 or (expected > 0 and count ~= expected)
       or (token and token > 0 and current ~= token) then
     -- Not this hold: absent, a count other than expected, or a later hold
     -- of the same owner (another token, or none: a hash Redisson created
     -- after ours was deleted; every hold of ours records its token, also
     -- when it re-enters a hold Redisson began).
-    latch_set(key, latch, req, 'r 0 ' .. count)
+    if last then
+      latch_end(key, latch, req, 'r 0 ' .. count)
+    else
+      latch_set(key, latch, req, 'r 0 ' .. count)
+    end
     return {0, count}, false
   end
   if expected > 0 then
@@ -189,7 +217,11 @@ local function release_hold(key, owner, lease, expected, token_key, token, latch
     touch(key) -- a decrement does not grow memory: let it run under OOM
     redis.call('hincrby', key, owner, -holds)
     extend(key, lease)
-    latch_set(key, latch, req, 'r 1 ' .. (count - holds))
+    if last then
+      latch_end(key, latch, req, 'r 1 ' .. (count - holds))
+    else
+      latch_set(key, latch, req, 'r 1 ' .. (count - holds))
+    end
     return {1, count - holds}, false
   end
   redis.call('del', key)

@@ -23,6 +23,10 @@
 -- ARGV[8]  with ARGV[3] = 0: how many holds to release (default 1), so the
 --          cleanup of a lost hold of a shared owner removes that handle's
 --          holds and no other handle's; the last ones delete the hash.
+-- ARGV[9]  "1" when this request ends the last hold of the handle, whose
+--          latch recorded it and whose token ARGV[5] is: the latch field
+--          goes (kept where the ACL denies HDEL), and a retry that finds no
+--          latch field while the lock carries the token replays "released"
 --
 -- Reply: {acted, count}: acted is 1 when this call changed the lock, count is
 -- the owner's hold count afterwards (0: released, or not held at all).
@@ -40,7 +44,8 @@ if refusal then
   return refusal
 end
 local reply, deleted = release_hold(KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), KEYS[3],
-  tonumber(ARGV[5] or '0'), ARGV[6], ARGV[7], tonumber(ARGV[8] or '1'))
+  tonumber(ARGV[5] or '0'), ARGV[6], ARGV[7], tonumber(ARGV[8] or '1'),
+  ARGV[9] == '1')
 if deleted then
   if KEYS[4] then
     info_drop(KEYS[4], ARGV[1], true)

@@ -190,11 +190,15 @@ type ReleaseArgs struct {
 	// the cleanup of a lost hold of an owner that other handles share
 	// removes that handle's holds, never theirs.
 	Holds int64
+	// Last is set when the release ends the last hold of a handle whose
+	// latch recorded that hold's grant (and Token is that hold's): the
+	// latch field goes with it (see lib.lua, release_hold).
+	Last bool
 }
 
 func (a *ReleaseArgs) argv(owner, leaseMs, publish string) []string {
 	return []string{owner, leaseMs, strconv.FormatInt(a.Expected, 10), publish,
-		strconv.FormatUint(a.Token, 10), a.Latch.Field, a.Latch.Req, a.holds()}
+		strconv.FormatUint(a.Token, 10), a.Latch.Field, a.Latch.Req, a.holds(), flag(a.Last)}
 }
 
 func (a *ReleaseArgs) holds() string { return strconv.FormatInt(max(a.Holds, 1), 10) }
