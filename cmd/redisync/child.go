@@ -22,7 +22,7 @@ const stopPoll = 500 * time.Millisecond
 
 // runCommand starts cmd and waits for it, passing signals on, and
 // terminating it if the hold ends. It returns cmd's exit status and whether
-// the hold was lost; reason explains a loss.
+// the hold was lost; reason explains a loss, after the SIGTERM.
 //
 // The command must never outlive redisync, which is what keeps its lock:
 //   - it runs in a process group of its own, so signals reach every process
@@ -71,6 +71,13 @@ func (f *runFlags) runCommand(argv []string, h holdable, sigs <-chan os.Signal, 
 	group := func(sig syscall.Signal) { _ = syscall.Kill(-pid, sig) }
 
 	lostCh, lost := h.done(), false
+	// why carries the loss's explanation, worked out after the SIGTERM: it
+	// may ask Redis (lossInspectTimeout), and the command must not run on
+	// meanwhile — another client may already hold the lock.
+	var why chan string
+	explained := func(r string) {
+		fmt.Fprintf(stderr, "redisync %s: lock lost while the command runs: %s; sent SIGTERM\n", what, r)
+	}
 	var kill <-chan time.Time
 	poll := time.NewTicker(stopPoll)
 	defer poll.Stop()
@@ -78,6 +85,9 @@ func (f *runFlags) runCommand(argv []string, h holdable, sigs <-chan os.Signal, 
 	for {
 		select {
 		case err := <-exited:
+			if why != nil {
+				explained(<-why)
+			}
 			return exitStatus(err), lost
 		case sig := <-sigs:
 			group(sig.(syscall.Signal))
@@ -86,10 +96,14 @@ func (f *runFlags) runCommand(argv []string, h holdable, sigs <-chan os.Signal, 
 			}
 		case <-lostCh:
 			lostCh, lost = nil, true
-			fmt.Fprintf(stderr, "redisync %s: lock lost while the command runs: %s; sending SIGTERM\n", what, reason())
 			group(syscall.SIGTERM)
 			group(syscall.SIGCONT)
 			kill = time.After(f.grace)
+			why = make(chan string, 1)
+			go func() { why <- reason() }() // awaited here or at the command's exit
+		case r := <-why:
+			why = nil
+			explained(r)
 		case <-kill:
 			group(syscall.SIGKILL)
 		case <-poll.C:

@@ -20,12 +20,14 @@ import (
 const connectTimeout = 5 * time.Second
 
 // exitCloseTimeout bounds how long run and sem run wait on their way out
-// for the Client's tasks (the undo of a cancelled wait: the queue left, a
-// grant given back) and the connection to close. A live server answers
-// them in a round trip; a stalled one would hold the exit for seconds
-// (redisync.CloseTimeout, then rueidis's own close), and the process ends
-// right after anyway: what it could not undo expires with its lease, or
-// its place in a queue lapses.
+// for the release of their hold (which returns within redisync.UndoWait of
+// this bound), the Client's tasks (the undo of a cancelled wait: the queue
+// left, a grant given back) and the connection to close: one budget for
+// all. A live server answers them in a round trip; a stalled one would
+// hold the exit for seconds (redisync.CloseTimeout, then rueidis's own
+// close), and the process ends right after anyway: a hold it could not
+// release expires with its lease, what it could not undo likewise, or its
+// place in a queue lapses.
 const exitCloseTimeout = time.Second
 
 // closeWithin runs closers in order, waiting for them for at most d.
@@ -237,15 +239,30 @@ func (c *connFlags) connect(embedded bool) (rueidis.Client, string, func(), erro
 	if embedded && c.url == "" && os.Getenv(envURL) == "" {
 		return connectEmbedded()
 	}
+	return c.connectBounded(0)
+}
+
+// connectBounded is connect without the embedded server. A bound > 0 caps
+// the whole first contact (dial, handshake and PING) and the client's later
+// dials, so that run can fit an attempt into what is left of --wait.
+func (c *connFlags) connectBounded(bound time.Duration) (rueidis.Client, string, func(), error) {
 	opt, where, err := c.options()
 	if err != nil {
 		return nil, "", nil, err
 	}
+	if bound > 0 {
+		opt.Dialer.Timeout = min(opt.Dialer.Timeout, bound)
+	}
+	start := time.Now()
 	rc, err := rueidis.NewClient(opt)
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("cannot reach Redis at %s: %w", where, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), max(connectTimeout, opt.Dialer.Timeout))
+	ping := max(connectTimeout, opt.Dialer.Timeout)
+	if bound > 0 { // the PING gets what the handshake left of the bound
+		ping = max(bound-time.Since(start), time.Nanosecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), ping)
 	defer cancel()
 	if err := rc.Do(ctx, rc.B().Ping().Build()).Error(); err != nil {
 		rc.Close()

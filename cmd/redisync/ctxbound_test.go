@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -121,5 +124,76 @@ func TestCommandsGiveUpWithinTheirBoundWhileTheServerStalls(t *testing.T) {
 		// took counts from the process's start: its connect comes before
 		// the wait; the margin covers it and a loaded machine.
 		assert.Less(t, res.took, wait+stallBound+1500*time.Millisecond, "%s outlived its bound", r.name)
+	}
+}
+
+// run at its start, with Redis down or stopped (SIGSTOP: connections are
+// accepted, nothing answers): a connect attempt gets what is left of
+// --wait (at least connectTryMin), one that gets no answer in time is
+// retried as a refused one is, and run exits 1 once --wait has passed —
+// within stallBound of it, as the help says. The dial_timeout row makes
+// an attempt end before --wait, so that only a retry reaches it.
+func TestRunAtStartRetriesTheConnectUntilWaitPasses(t *testing.T) {
+	e := locktest.Setup(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	down := l.Addr().String()
+	l.Close()
+	rows := []struct {
+		name, url, wait string
+		min, max        time.Duration
+	}{
+		{"down --wait 1s", down, "1s", time.Second, time.Second + stallBound},
+		{"stalled --wait 1s", e.Srv.Addr(), "1s", time.Second, time.Second + stallBound},
+		{"stalled, dial_timeout=1s, --wait 3s", e.Srv.Addr() + "?dial_timeout=1s", "3s", 3 * time.Second, 3*time.Second + stallBound},
+	}
+	e.Srv.Pause()
+	defer e.Srv.Resume()
+	for _, r := range rows {
+		cmd := exec.Command(binary, "run", "--wait", r.wait, "start:stall", "--", "true")
+		cmd.Env = append(os.Environ(), "REDIS_URL=redis://"+r.url)
+		start := time.Now()
+		out, _ := cmd.CombinedOutput()
+		took := time.Since(start)
+		t.Logf("%s: exit %d after %v: %s", r.name, cmd.ProcessState.ExitCode(), took.Round(time.Millisecond), strings.TrimSpace(string(out)))
+		assert.Equal(t, exitError, cmd.ProcessState.ExitCode(), r.name)
+		assert.GreaterOrEqual(t, took, r.min, "%s: gave up before --wait passed", r.name)
+		assert.LessOrEqual(t, took, r.max+500*time.Millisecond, "%s: gave up later than the help's bound", r.name)
+		assert.Contains(t, string(out), "retried until --wait "+r.wait+" passed", r.name)
+	}
+}
+
+// run's way out when the server stops answering while the command runs:
+// after the command exits by itself, or after a SIGTERM passed on to it,
+// the release and letting go of the connection take at most
+// exitCloseTimeout plus the release's own return (redisync.UndoWait), as
+// the help says; the hold is left to expire by its lease.
+func TestRunLetsGoWithinItsBoundWhenTheServerStallsUnderTheCommand(t *testing.T) {
+	bound := redisync.UndoWait + exitCloseTimeout
+	assert.Contains(t, strings.Join(strings.Fields(runAboutTail), " "),
+		fmt.Sprintf("take at most %g s when the server stops answering", bound.Seconds()), "the help states the bound")
+	for _, sigterm := range []bool{false, true} {
+		e := locktest.Setup(t)
+		argv := []string{"run", "out:stall", "--", "sleep", "1"}
+		if sigterm {
+			argv[len(argv)-1] = "30"
+		}
+		cmd := command(e, argv...)
+		var errOut strings.Builder
+		cmd.Stderr = &errOut
+		start := time.Now()
+		require.NoError(t, cmd.Start())
+		time.Sleep(500 * time.Millisecond)
+		e.Srv.Pause()
+		time.Sleep(500 * time.Millisecond)
+		if sigterm {
+			require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+		}
+		_ = cmd.Wait()
+		e.Srv.Resume()
+		after := time.Since(start) - time.Second
+		t.Logf("sigterm %v: run exited %v after its command (status %d): %s", sigterm, after.Round(time.Millisecond), cmd.ProcessState.ExitCode(), strings.TrimSpace(errOut.String()))
+		assert.Less(t, after, bound+500*time.Millisecond, "sigterm %v: run's way out", sigterm)
+		assert.Contains(t, errOut.String(), "it expires within --lease", "sigterm %v: the release's failure is said", sigterm)
 	}
 }

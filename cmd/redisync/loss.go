@@ -34,6 +34,10 @@ func (l *lossWatch) Observe(ev redisync.Event) {
 	}
 }
 
+// lossInspectTimeout bounds reason's question to Redis. The command has
+// had its SIGTERM already; the answer only explains the loss.
+const lossInspectTimeout = time.Second
+
 // reason says why the hold on name ended: renewals that could not reach
 // Redis, or what is in Redis now (nothing: deleted, expired or the data lost
 // in a restart; or another holder).
@@ -41,12 +45,13 @@ func (l *lossWatch) reason(rc rueidis.Client, name string) string {
 	l.mu.Lock()
 	renewErr, at, lostErr := l.renewErr, l.renewErrAt, l.lostErr
 	l.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+	if renewErr != nil { // Redis did not answer the renewals: no use asking it
+		return fmt.Sprintf("renewal could not reach Redis before the lease ran out (last failure %s ago: %v)", time.Since(at).Round(time.Millisecond), renewErr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), lossInspectTimeout)
 	defer cancel()
 	r, err := inspect(ctx, rc, name)
 	switch {
-	case renewErr != nil:
-		return fmt.Sprintf("renewal could not reach Redis before the lease ran out (last failure %s ago: %v)", time.Since(at).Round(time.Millisecond), renewErr)
 	case err != nil:
 		return fmt.Sprintf("Redis cannot be reached (%v)", err)
 	case !r.Locked:

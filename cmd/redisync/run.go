@@ -67,16 +67,24 @@ CMD does not see $REDIS_URL, $REDIS_USER, $REDIS_PASSWORD or any
 $REDISYNC_* variable unless --pass-env is given.
 
 If the hold is lost while CMD runs (renewal failed, key deleted, server
-gone), redisync says why, CMD gets SIGTERM, then SIGKILL after --grace, and
-redisync exits 76. If the hold is still taken by others when --wait passes,
-it exits 75 without running CMD. Redis errors that pass by themselves (a
-connection refused or reset, a restart, a stalled server, a failover) are
-retried until --wait passes, also when Redis is not up yet at the start; if
-Redis could not be reached until then, it exits 1 — at most 3.25 s after
---wait passed when the server stops answering (its wait ends within 0.25 s,
-one last try takes up to 2 s, and letting go of the connection up to 1 s).
-Errors no retry changes (a key of another kind under NAME, a permit count out
-of range, NOPERM, a wrong password) exit 1 at once, saying what is wrong.`
+gone), CMD gets SIGTERM at once (the library reports a loss before the lease
+has run out by this machine's clock), then SIGKILL after --grace; redisync
+says why (asking Redis for at most 1 s) and exits 76. If the hold is still
+taken by others when --wait passes, it exits 75 without running CMD. Redis
+errors that pass by themselves (a connection refused or reset, a restart, a
+stalled server, a failover) are retried until --wait passes, also when Redis
+is not up yet or not answering at the start; if Redis could not be reached
+until then, it exits 1 — at most 3.25 s after --wait passed when the server
+stops answering (its wait ends within 0.25 s, one last try takes up to 2 s,
+and letting go of the connection up to 1 s; at the start, a connect attempt
+gets what is left of --wait, at least 2 s). Errors no retry changes (a key
+of another kind under NAME, a permit count out of range, NOPERM, a wrong
+password) exit 1 at once, saying what is wrong.
+
+On the way out (CMD exited, by itself or by a signal passed on), the release
+and letting go of the connection take at most 1.25 s when the server stops
+answering (1 s, and 0.25 s for the release to return); a hold not released
+then expires within --lease.`
 
 // runCmd is `redisync run`.
 func runCmd(args []string, stdout, stderr io.Writer) int {
@@ -234,9 +242,24 @@ func (f *runFlags) under(what, name string, cmd []string, stderr io.Writer, newH
 	}
 	loss := &lossWatch{}
 	c := redisync.New(rc, redisync.WithWatchdogTimeout(f.lease), redisync.WithObserver(loss), redisync.WithLabel(f.label))
-	defer closeWithin(exitCloseTimeout, func() { c.Close() }, closeRC)
-
+	// The way out has exitCloseTimeout in all: once the release has begun,
+	// letting go of the connection gets what the release left of it.
+	var outBy time.Time
+	defer func() {
+		d := exitCloseTimeout
+		if !outBy.IsZero() {
+			d = time.Until(outBy)
+		}
+		closeWithin(d, func() { c.Close() }, closeRC)
+	}()
 	h := newHold(c)
+	release := func() error {
+		outBy = time.Now().Add(exitCloseTimeout)
+		ctx, cancel := context.WithDeadline(context.Background(), outBy)
+		defer cancel()
+		return h.release(ctx) // within redisync.UndoWait of ctx's end
+	}
+
 	if check != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 		code, msg := check(ctx)
@@ -251,14 +274,12 @@ func (f *runFlags) under(what, name string, cmd []string, stderr io.Writer, newH
 		return code
 	}
 	if sig != nil { // a signal came as the hold was granted
-		_ = h.release(context.Background())
+		_ = release()
 		return 128 + int(sig.(syscall.Signal))
 	}
 
 	code, lost := f.runCommand(cmd, h, sigs, stderr, what, func() string { return loss.reason(rc, name) })
-	rctx, rcancel := context.WithTimeout(context.Background(), connectTimeout)
-	defer rcancel()
-	if err := h.release(rctx); err != nil && !lost && !errorsIsLost(err) {
+	if err := release(); err != nil && !lost && !errorsIsLost(err) {
 		fmt.Fprintf(stderr, "redisync %s: release %s: %s (it expires within --lease)\n", what, printable(name), controlsShown(err.Error()))
 	}
 	if lost {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -22,6 +23,7 @@ const (
 	progressFirst = time.Second            // first progress line (--verbose)
 	progressEvery = 10 * time.Second       // later progress lines
 	finalTryLimit = 2 * time.Second        // the last attempt when --wait has passed
+	connectTryMin = finalTryLimit          // the shortest connect attempt within --wait
 )
 
 // acquirer takes the hold within --wait.
@@ -214,24 +216,32 @@ func holders(r inspection) string {
 // them, and they end the command at once.
 func transient(err error) bool { return errs.Classify(err) == errs.Transient }
 
-// connect reaches Redis for run and sem run. A failure that may pass (Redis
-// not up yet or restarting: a refused or timed-out connection) is retried
-// until --wait passes, as the wait for the lock retries it, and said once on
-// stderr (each retry with --verbose); --wait 0 tries once, and an error that
-// cannot pass (a bad URL, a wrong password, TLS) ends it at once. It returns
-// the client, its close function and how long the connecting took, or an
-// exit status (>= 0).
+// connectWithin reaches Redis for run and sem run. A failure that may pass
+// (Redis not up yet, restarting or stalled: a refused connection, or one
+// that got no answer in time) is retried until --wait passes, as the wait
+// for the lock retries it, and said once on stderr (each retry with
+// --verbose); --wait 0 tries once, and an error that cannot pass (a bad
+// URL, a wrong password, TLS) ends it at once. Within a --wait, an attempt
+// gets what is left of it, at least connectTryMin (and at most the dial
+// timeout for each of dial and handshake), so that a stalled server ends
+// the connecting at most connectTryMin after --wait passed. It returns the
+// client, its close function and how long the connecting took, or an exit
+// status (>= 0).
 func (f *runFlags) connectWithin(what string, stderr io.Writer, sigs <-chan os.Signal) (rueidis.Client, func(), time.Duration, int) {
 	start := time.Now()
 	pause := retryFirst
 	for tries := 0; ; tries++ {
-		rc, _, closeRC, err := f.conn.connect(false)
+		var bound time.Duration // --wait 0 and forever: connect's own timeouts
+		if f.wait > 0 {
+			bound = max(f.wait-time.Since(start), connectTryMin)
+		}
+		rc, _, closeRC, err := f.conn.connectBounded(bound)
 		if err == nil {
 			return rc, closeRC, time.Since(start), -1
 		}
 		left := f.wait - time.Since(start)
 		switch {
-		case !transient(err) || f.wait == 0:
+		case !(transient(err) || errors.Is(err, context.DeadlineExceeded)) || f.wait == 0:
 			return nil, nil, 0, fail(stderr, what, exitError, "%v", err)
 		case f.wait > 0 && left <= 0:
 			return nil, nil, 0, fail(stderr, what, exitError, "%v; retried until --wait %s passed", err, (*waitFlag)(&f.wait))
