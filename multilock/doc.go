@@ -50,6 +50,15 @@
 //     and Err matches redisync.ErrLockLost, as soon as any component is
 //     lost (a watcher goroutine follows the components' Done channels while
 //     the multilock is held; Unlock stops it and waits for it).
+//   - An Unlock releases only the multilock's own holds, the rule of every
+//     lock handle (internal/hold): it takes its hold before it waits for
+//     anything, and on a multilock that holds nothing and owes nothing —
+//     also while its Lock's round is in flight — it is ErrNotHeld at once
+//     and sends nothing; the hold that round takes stands.
+//   - Rounds and releases take turns on one op lock (hold.OpLock), and
+//     every wait for it ends with the waiter's ctx. An Unlock whose ctx ends
+//     there hands its releases to the call in progress, which sends them
+//     before it gives the op lock back.
 //   - Token returns the first component's (canonical order) fencing token.
 //     A multilock guards several resources, and each should check its own
 //     lock's token: Components()[i].Token().
@@ -117,5 +126,6 @@
 // release is the components' Unlocks, each of which already ends its hold
 // at once and queues its own release — a queue here would repeat theirs.
 // What it adds is the list of components whose Unlock reported an error,
-// retried first by the next Unlock and by the next round.
+// retried first by the next Unlock and by the next round, and the releases
+// handed to the op lock's holder by Unlocks that stopped waiting for it.
 package multilock

@@ -87,18 +87,26 @@ type Mutex struct {
 	// round is then a single script.
 	members []*hold.Member
 
-	op sync.Mutex // serializes rounds and releases
+	// op serializes rounds and releases; every wait for it is bounded by
+	// the caller's ctx (a round may be waiting on a server that does not
+	// answer). It is given back with unlockOp.
+	op hold.OpLock
 
 	mu      sync.Mutex
-	holds   int
+	holds   int // this multilock's holds: rounds granted minus Unlocks
 	done    chan struct{}
 	err     error
 	stop    chan struct{} // ends the loss watcher
-	watcher sync.WaitGroup
+	watched chan struct{} // closed when the loss watcher has exited
 	// owed lists the components whose release failed (in the order to
 	// retry, reverse canonical): the next Unlock retries them first, and so
-	// does the next round of Lock, before it takes them again.
+	// does the next round of Lock, before it takes them again. Written
+	// under op and mu.
 	owed []redisync.Locker
+	// handed lists the releases of Unlocks whose ctx ended while they
+	// waited for op (in the order to send): whoever holds op sends them
+	// before giving it back (unlockOp).
+	handed []redisync.Locker
 }
 
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
@@ -179,7 +187,7 @@ func newMutex(lockers []redisync.Locker) *Mutex {
 		}
 		return cmp.Compare(a.name, b.name)
 	})
-	m := &Mutex{done: closedChan, err: redisync.ErrNotHeld, sameErr: sameErr}
+	m := &Mutex{done: closedChan, err: redisync.ErrNotHeld, sameErr: sameErr, op: hold.NewOpLock()}
 	for _, en := range entries {
 		m.parts = append(m.parts, en.l)
 		m.names = append(m.names, en.name)
@@ -370,13 +378,16 @@ func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 
 // round acquires every component or none.
 func (m *Mutex) round(ctx context.Context) (bool, time.Duration, error) {
-	m.op.Lock()
-	defer m.op.Unlock()
-	if len(m.owed) > 0 {
+	if err := m.op.LockCtx(ctx); err != nil {
+		return false, 0, err
+	}
+	defer m.unlockOp(ctx)
+	if owed := m.owedParts(); len(owed) > 0 {
 		// Best effort: a component still held from the last hold would
 		// otherwise be re-entered by this round, and keep a count that
 		// no Unlock removes.
-		m.owed, _ = m.releaseParts(ctx, m.owed, true)
+		failed, _ := m.releaseParts(ctx, owed, true)
+		m.setOwed(failed)
 	}
 	var (
 		ok   bool
@@ -492,15 +503,14 @@ func (m *Mutex) held() {
 	if m.holds > 1 {
 		return
 	}
-	m.done, m.err, m.stop = make(chan struct{}), nil, make(chan struct{})
+	m.done, m.err, m.stop, m.watched = make(chan struct{}), nil, make(chan struct{}), make(chan struct{})
 	cases := []reflect.SelectCase{{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(m.stop)}}
 	for _, p := range m.parts {
 		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(p.Done())})
 	}
-	done, stop := m.done, m.stop
-	m.watcher.Add(1)
+	done, stop, watched := m.done, m.stop, m.watched
 	go func() {
-		defer m.watcher.Done()
+		defer close(watched)
 		chosen, _, _ := reflect.Select(cases)
 		if chosen == 0 {
 			return // Unlock took over
@@ -536,15 +546,19 @@ func (m *Mutex) clientClosed() { m.closeOnce.Do(func() { close(m.closed) }) }
 // ends locally first — the loss watcher stops, and after the last hold Done
 // closes — and every component is released whatever ctx says (each
 // component's own Unlock decides how ctx bounds its wait, and finishes a
-// release it stopped waiting for). A component whose Unlock reports a
-// failure other than ctx's end is remembered: the next Unlock retries it first
+// release it stopped waiting for). Unlock waits for another call of this
+// multilock in progress (a round of NewReentrant's, a retry of owed
+// releases) until ctx ends; it then returns ctx.Err() and that call sends
+// the releases when it ends. A component whose Unlock reports a failure
+// other than ctx's end is remembered: the next Unlock retries it first
 // (Unlock on a multilock that holds nothing but still owes releases
 // retries them and returns their errors), as does the next Lock before it
-// takes the components again. It returns a component's refusal (see
-// Lock) without I/O, redisync.ErrNotHeld when the multilock is not held
-// and owes nothing, and an error matching redisync.ErrLockLost when a
-// component was lost (every component is still released). Unlock panics on
-// a nil ctx.
+// takes the components again. It returns a component's refusal (see Lock)
+// without I/O, redisync.ErrNotHeld when the multilock holds nothing of its
+// own and owes nothing — also while its Lock is still in flight: the
+// Unlock sends nothing, and the hold that Lock is taking stands — and an
+// error matching redisync.ErrLockLost when a component was lost (every
+// component is still released). Unlock panics on a nil ctx.
 func (m *Mutex) Unlock(ctx context.Context) error {
 	if ctx == nil {
 		panic("multilock: nil Context")
@@ -552,37 +566,39 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	if m.refused != nil {
 		return m.refused // it never held, and owes nothing
 	}
+	// The hold this Unlock ends is taken now, before any wait, as a lock
+	// handle's Unlock takes it (internal/hold): a concurrent Unlock finds
+	// one hold fewer, and a round that ends meanwhile grants a hold that
+	// is not this Unlock's.
+	m.mu.Lock()
+	n := m.holds
+	if n == 0 {
+		owes := len(m.owed) > 0
+		m.mu.Unlock()
+		if !owes {
+			return redisync.ErrNotHeld
+		}
+		return m.retryOwed(ctx)
+	}
+	m.holds--
+	done, stop, watched := m.done, m.stop, m.watched
+	if n == 1 {
+		close(stop)
+	}
+	m.mu.Unlock()
 	// Whatever the releases report, the hold has ended here: let the next
 	// goroutine sharing the multilock in.
 	defer m.gate.Exit()
-	m.op.Lock()
-	defer m.op.Unlock()
-	var errs []error
-	if len(m.owed) > 0 {
-		var err error
-		m.owed, err = m.releaseParts(ctx, m.owed, true)
-		errs = append(errs, err)
-	}
-	m.mu.Lock()
-	holds := m.holds
-	m.mu.Unlock()
-	if holds == 0 {
-		if len(errs) > 0 { // a retry of owed releases
-			return ierrs.Join(errs...)
-		}
-		return redisync.ErrNotHeld
-	}
-	if holds == 1 {
-		m.mu.Lock()
-		close(m.stop)
-		m.mu.Unlock()
-		m.watcher.Wait()
+	if n == 1 {
+		<-watched
 		m.mu.Lock()
 		select {
-		case <-m.done: // lost: keep the loss as the reason
+		case <-done: // lost: keep the loss as the reason
 		default:
-			m.err = redisync.ErrNotHeld
-			close(m.done)
+			close(done)
+			if m.done == done { // no round of NewReentrant's has held since
+				m.err = redisync.ErrNotHeld
+			}
 		}
 		m.mu.Unlock()
 	}
@@ -590,19 +606,97 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	for i := len(m.parts) - 1; i >= 0; i-- {
 		reversed = append(reversed, m.parts[i])
 	}
+	if err := m.op.LockCtx(ctx); err != nil {
+		// The call holding op sends these releases before it gives op
+		// back; if it gave op back before it saw them, this Unlock sends
+		// them itself.
+		m.mu.Lock()
+		m.handed = append(m.handed, reversed...)
+		m.mu.Unlock()
+		if m.op.TryLock() {
+			m.unlockOp(ctx)
+		}
+		return err
+	}
+	var errs []error
+	if owed := m.owedParts(); len(owed) > 0 {
+		failed, err := m.releaseParts(ctx, owed, true)
+		m.setOwed(failed)
+		errs = append(errs, err)
+	}
 	failed, err := m.releaseParts(ctx, reversed, false)
 	errs = append(errs, err)
 	if !mutantForget {
-		m.owed = append(m.owed, failed...)
+		m.addOwed(failed)
 	}
+	m.unlockOp(ctx)
 	err = ierrs.Join(errs...)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.holds--
-	if m.holds == 0 && errors.Is(err, redisync.ErrLockLost) {
-		m.err = redisync.ErrLockLost
+	if errors.Is(err, redisync.ErrLockLost) {
+		m.mu.Lock()
+		if m.holds == 0 && m.done == done {
+			m.err = redisync.ErrLockLost
+		}
+		m.mu.Unlock()
 	}
 	return err
+}
+
+// retryOwed retries the owed releases of a multilock that holds nothing:
+// their errors joined, ErrNotHeld when a round retried them meanwhile, or
+// ctx.Err() when ctx ends while another call holds op.
+func (m *Mutex) retryOwed(ctx context.Context) error {
+	if err := m.op.LockCtx(ctx); err != nil {
+		return err
+	}
+	defer m.unlockOp(ctx)
+	owed := m.owedParts()
+	if len(owed) == 0 {
+		return redisync.ErrNotHeld
+	}
+	failed, err := m.releaseParts(ctx, owed, true)
+	m.setOwed(failed)
+	return err
+}
+
+// unlockOp gives op back, after sending the releases that Unlocks handed
+// over when their ctx ended while they waited for it. It waits for each for
+// at most engine.UndoWait past ctx: a component's Unlock finishes a release
+// it stopped waiting for by itself. Those that fail are owed.
+func (m *Mutex) unlockOp(ctx context.Context) {
+	for {
+		m.mu.Lock()
+		parts := m.handed
+		m.handed = nil
+		if len(parts) == 0 {
+			m.op.Unlock() // under mu: an Unlock that hands over after this finds op free
+			m.mu.Unlock()
+			return
+		}
+		m.mu.Unlock()
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), engine.UndoWait)
+		failed, _ := m.releaseParts(rctx, parts, false)
+		cancel()
+		m.addOwed(failed)
+	}
+}
+
+// owedParts is what is owed now; setOwed and addOwed change it (under op).
+func (m *Mutex) owedParts() []redisync.Locker {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.owed)
+}
+
+func (m *Mutex) setOwed(parts []redisync.Locker) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.owed = parts
+}
+
+func (m *Mutex) addOwed(parts []redisync.Locker) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.owed = append(m.owed, parts...)
 }
 
 // releaseParts unlocks parts in the order given and returns the ones whose

@@ -45,3 +45,11 @@ func (l opLock) TryLock() bool {
 }
 
 func (l opLock) Unlock() { <-l }
+
+// OpLock is the op lock for a lock that serializes its round trips above
+// its components' holds (a multilock's rounds and releases), so that its
+// waits for them are bounded by ctx in the same way.
+type OpLock = opLock
+
+// NewOpLock returns a free OpLock.
+func NewOpLock() OpLock { return newOpLock() }
