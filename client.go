@@ -73,7 +73,11 @@ func (c *Client) ID() string { return c.e.ID }
 // which rueidis's dial timeout ends. Holds still renewed are
 // reported lost (Done closes, Err matches ErrLockLost and ErrClosed) and
 // expire in Redis within their lease; waiters in Lock return ErrClosed.
-// Close does not release locks: Unlock first. It is idempotent and always
+// Close does not release locks: Unlock first. An Unlock after Close still
+// removes what is left of a hold Close reported lost, as after any loss
+// (its release is bounded as always, and its error matches ErrLockLost and
+// ErrClosed); a call that would take or read anything after Close returns
+// ErrClosed. It is idempotent and always
 // returns nil.
 func (c *Client) Close() error {
 	c.e.Close()
