@@ -60,19 +60,24 @@ func (c *Client) ID() string { return c.e.ID }
 // Close stops renewals and subscriptions and waits for every goroutine the
 // Client started, including its tasks: releases whose callers stopped
 // waiting (an Unlock whose ctx ended first, or is still waiting) and the
-// undos of cancelled calls. It waits for those tasks for at most
-// CloseTimeout: the ones still waiting for Redis then (a stalled or
-// unreachable server) are given up and return at once; a release given up
-// this way leaves its hold in Redis to expire with its lease, and an undo
-// given up leaves a grant to expire with its lease or a queued request to
-// lapse after its waiter timeout. Nothing else is left: Close returns
-// after every goroutine of the Client has exited — save a task caught
-// inside rueidis opening a new connection to a server that does not answer,
-// which rueidis's dial timeout ends. Holds still renewed are
+// undos of cancelled calls, and the round trips of calls whose ctx cannot
+// end (a Lock or Unlock with context.Background()). It waits for those tasks
+// for at most CloseTimeout: the ones still waiting for Redis then (a stalled
+// or unreachable server) are given up and return at once — a call still
+// waiting for one returns an error matching ErrClosed that names its lock; a
+// release given up this way leaves its hold in Redis to expire with its
+// lease, and an undo given up leaves a grant to expire with its lease or a
+// queued request to lapse after its waiter timeout. Nothing else is left:
+// Close returns after every goroutine of the Client has exited — save a task
+// caught inside rueidis opening a new connection to a server that does not
+// answer, which rueidis's dial timeout ends. Holds still renewed are
 // reported lost (Done closes, Err matches ErrLockLost and ErrClosed) and
 // expire in Redis within their lease; waiters in Lock return ErrClosed.
-// Close does not release locks: Unlock first. It is idempotent and always
-// returns nil.
+// Close does not release locks: Unlock first. An Unlock after Close still
+// removes what is left of a hold Close reported lost, as after any loss (its
+// release is bounded as always, and its error matches ErrLockLost and
+// ErrClosed); a call that would take or read anything after Close returns
+// ErrClosed. It is idempotent and always returns nil.
 func (c *Client) Close() error {
 	c.e.Close()
 	return nil

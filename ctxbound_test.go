@@ -409,7 +409,9 @@ func TestCloseGivesUpAReleaseItCannotFinish(t *testing.T) {
 	assert.Less(t, took, redisync.CloseTimeout+time.Second, "Close outlived its bound")
 	select {
 	case err := <-unlocked:
-		assert.Error(t, err, "the release was given up, not done")
+		assert.ErrorIs(t, err, redisync.ErrClosed, "the release was given up by Close, not done")
+		assert.NotErrorIs(t, err, context.Canceled, "the caller's ctx was never cancelled")
+		assert.Contains(t, err.Error(), name, "the error names the lock")
 	case <-time.After(time.Second):
 		t.Fatal("Unlock still waits after Close returned")
 	}
@@ -418,6 +420,85 @@ func TestCloseGivesUpAReleaseItCannotFinish(t *testing.T) {
 	pttl, err := rc.Do(bgCtx(), rc.B().Pttl().Key(name).Build()).AsInt64()
 	require.NoError(t, err)
 	assert.Greater(t, pttl, int64(0), "the given-up release leaves the hold to expire with its lease")
+}
+
+// Every row of the ctx-bound table returns against a stopped server,
+// leaving its undo or release to a Client task; then Close, the server
+// still stopped. Close keeps its bound and no goroutine of the Client is
+// left when it returns: a task it gave up that takes a handle's op lock
+// afterwards (a fairlock or semaphore leave after AfterOps, an rlock
+// compensate) finds its contexts given up too, and the hub's shutdown runs
+// inside the bound. Before, Close took 3 s (1 s of it in Hub.Close before
+// the bounded wait) and six tasks stayed in rueidis until 4.8 s after Close
+// began, each on a fresh CompensateTimeout.
+func TestCloseLeavesNoGoroutineAfterGivingUpManyTasks(t *testing.T) {
+	srv := redistest.Start(t)
+	c := redisync.New(srv.Client(t))
+	rows := stallRows()
+	calls := make([]func(context.Context, <-chan struct{}) error, len(rows))
+	for i, r := range rows {
+		calls[i] = r.prep(t, c, "giveup:"+r.name)
+	}
+	stalled := make(chan struct{})
+	var wg sync.WaitGroup
+	stallAt := time.Now().Add(300 * time.Millisecond)
+	end := stallAt.Add(300 * time.Millisecond)
+	for i := range rows {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithDeadline(bgCtx(), end)
+			defer cancel()
+			_ = calls[i](ctx, stalled)
+		}()
+	}
+	time.Sleep(time.Until(stallAt))
+	srv.Pause()
+	defer srv.Resume()
+	close(stalled)
+	wg.Wait()
+	start := time.Now()
+	c.Close()
+	took := time.Since(start)
+	left := ourGoroutines()
+	assert.Less(t, took, redisync.CloseTimeout+500*time.Millisecond, "Close outlived its bound")
+	if !assert.Empty(t, left, "goroutines of the Client left right after Close (%d)", len(left)) {
+		t.Logf("first one left:\n%s", left[0])
+	}
+}
+
+// Do(context.Background()) whose fn returns as the server stops: its
+// release cannot finish, and Close (from another goroutine, a shutdown)
+// gives it up. Do returns then, with an error matching ErrClosed — not
+// context.Canceled, which would say the caller's ctx ended. Before, Do
+// returned a bare "context canceled".
+func TestDoWithBackgroundCtxReturnsErrClosedWhenCloseGivesUpItsRelease(t *testing.T) {
+	srv := redistest.Start(t)
+	c := redisync.New(srv.Client(t))
+	stalled := make(chan struct{})
+	got := make(chan error, 1)
+	go func() {
+		got <- redisync.Do(context.Background(), rlock.New(c, "stall:do:bg"), func(context.Context) error {
+			srv.Pause()
+			close(stalled)
+			return nil
+		})
+	}()
+	<-stalled
+	defer srv.Resume()
+	time.Sleep(200 * time.Millisecond) // the release is on its way
+	start := time.Now()
+	c.Close()
+	select {
+	case err := <-got:
+		assert.ErrorIs(t, err, redisync.ErrClosed)
+		assert.NotErrorIs(t, err, context.Canceled, "nobody cancelled the caller's ctx")
+	case <-time.After(redisync.CloseTimeout + time.Second):
+		t.Errorf("Do(context.Background()) still blocked %v after Close began", time.Since(start))
+		srv.Resume()
+		<-got
+	}
+	assert.Empty(t, ourGoroutines(), "goroutines of the Client left after Close")
 }
 
 // ourGoroutines returns the stacks of goroutines (but this one) running

@@ -210,8 +210,9 @@ func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 // redisync.ErrLockLost, or a Redis error after which calling Unlock again
 // is safe.
 func (m *Mutex) Unlock(ctx context.Context) error {
-	// An ended ctx does not stop the release: it only bounds the wait.
-	if err := m.check(ctx); err != nil && err != ctx.Err() {
+	// An ended ctx does not stop the release: it only bounds the wait; nor
+	// does Close, when the handle still owes one.
+	if err := m.check(ctx); err != nil && err != ctx.Err() && (err != redisync.ErrClosed || !m.hold.Owes()) {
 		return err
 	}
 	// Whatever the release reports, the hold has ended here: let the next

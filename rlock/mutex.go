@@ -178,8 +178,9 @@ func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 // (calling Unlock again waits for it, and never releases twice).
 // Unlock panics on a nil ctx.
 func (m *Mutex) Unlock(ctx context.Context) error {
-	// An ended ctx does not stop the release: it only bounds the wait.
-	if err := m.check(ctx); err != nil && err != ctx.Err() {
+	// An ended ctx does not stop the release: it only bounds the wait; nor
+	// does Close, when the handle still owes one.
+	if err := m.check(ctx); err != nil && err != ctx.Err() && (err != redisync.ErrClosed || !m.hold.Owes()) {
 		return err
 	}
 	// Whatever the release reports, the hold has ended here: let the next

@@ -224,8 +224,9 @@ func (rw *RWMutex) tryLock(ctx context.Context) (bool, error) {
 // waiter is woken. As rlock.Mutex.Unlock, it releases whatever ctx says (ctx
 // bounds only the wait for the reply), and its errors are the same.
 func (rw *RWMutex) Unlock(ctx context.Context) error {
-	// An ended ctx does not stop the release: it only bounds the wait.
-	if err := rw.check(ctx); err != nil && err != ctx.Err() {
+	// An ended ctx does not stop the release: it only bounds the wait; nor
+	// does Close, when the handle still owes one.
+	if err := rw.check(ctx); err != nil && err != ctx.Err() && (err != redisync.ErrClosed || !rw.write.Owes()) {
 		return err
 	}
 	defer rw.wgate.Exit() // the write hold has ended here, whatever the release reports
@@ -270,8 +271,9 @@ func (rw *RWMutex) TryRLock(ctx context.Context) (bool, error) {
 // left, the lock is free and every waiter is woken. As rlock.Mutex.Unlock,
 // it releases whatever ctx says, and its errors are the same.
 func (rw *RWMutex) RUnlock(ctx context.Context) error {
-	// An ended ctx does not stop the release: it only bounds the wait.
-	if err := rw.check(ctx); err != nil && err != ctx.Err() {
+	// An ended ctx does not stop the release: it only bounds the wait; nor
+	// does Close, when the handle still owes one.
+	if err := rw.check(ctx); err != nil && err != ctx.Err() && (err != redisync.ErrClosed || !rw.read.Owes()) {
 		return err
 	}
 	defer rw.rgate.Exit() // one read hold has ended here, whatever the release reports

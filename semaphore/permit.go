@@ -84,8 +84,8 @@ func (p *Permit) Release(ctx context.Context) error {
 	if ctx == nil {
 		panic("semaphore: nil Context")
 	}
-	if p.s.e.IsClosed() {
-		return redisync.ErrClosed
+	if p.s.e.IsClosed() && !p.hold.Owes() {
+		return redisync.ErrClosed // after Close, only a release still owed goes out
 	}
 	return p.hold.Unlock(ctx)
 }

@@ -97,3 +97,26 @@ func TestAcquireNeverReturnsAPermitWhoseLeaseRanOut(t *testing.T) {
 	assert.Equal(t, r.p.ID(), hs[0].ID)
 	assert.NoError(t, r.p.Release(bg()))
 }
+
+// Close reports a Permit lost (Err matches ErrLockLost and ErrClosed);
+// Release after Close removes what is left, as after any other loss, and
+// says so: the permits are free for another Client at once, not after the
+// lease. Before, Release returned ErrClosed and sent nothing.
+func TestReleaseAfterCloseReturnsThePermits(t *testing.T) {
+	e := setup(t)
+	s := New(e.C, "afterclose:sem", 1)
+	p, err := s.Acquire(bg(), 1)
+	require.NoError(t, err)
+	require.NoError(t, e.C.Close())
+	require.ErrorIs(t, p.Err(), redisync.ErrLockLost)
+	rerr := p.Release(bg())
+	assert.ErrorIs(t, rerr, redisync.ErrLockLost)
+	assert.ErrorIs(t, rerr, redisync.ErrClosed)
+	other := New(e.Client(t), "afterclose:sem", 1)
+	q, ok, err := other.TryAcquire(bg(), 1)
+	require.NoError(t, err)
+	require.True(t, ok, "the permit released after Close is still taken; Release said %v", rerr)
+	require.NoError(t, q.Release(bg()))
+	// A Permit that owes nothing more is refused after Close, without I/O.
+	assert.ErrorIs(t, p.Release(bg()), redisync.ErrClosed)
+}

@@ -6,6 +6,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -65,13 +66,33 @@ type Engine struct {
 	tasks     taskGroup // background work the Client owns (Settle)
 	closed    chan struct{}
 	closeOnce sync.Once
-	// abandon is cancelled when Close gives up the tasks left: every
-	// context of a task (Detach, and the methods Undo and Background) ends
-	// with it. Close then puts a fresh one in its place, for work after
-	// Close (an Unlock that cleans up a hold Close reported lost).
+	// abandon ends, with cause ErrGivenUp, when Close gives up the tasks
+	// left: every context of a task (Detach, and the methods Undo, Background
+	// and Own) ends with it. It stays ended until the last task running then
+	// has exited — a given-up task that goes on to take a handle's op lock
+	// and binds a new context finds it ended too, and returns at once — and
+	// then a fresh one takes its place, for work after Close (an Unlock that
+	// cleans up a hold Close reported lost, a redlock release on the other
+	// nodes).
 	abandonMu   sync.Mutex
 	abandon     context.Context
-	abandonTask context.CancelFunc
+	abandonTask context.CancelCauseFunc
+	givenUp     bool // abandon ended; a fresh one comes when no task is left
+}
+
+// ErrGivenUp is the cause of a task's context that Close gave up: it
+// matches errs.ErrClosed.
+var ErrGivenUp = errs.Join(errs.ErrClosed, errors.New("redisync: given up by Close before Redis answered"))
+
+// Cause returns ErrGivenUp in place of err when err came back because
+// Close gave up ctx (a context of Detach, Undo, Background or Own): the
+// caller's own ctx did not end, and context.Canceled would say it did.
+// Otherwise it returns err.
+func Cause(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil && context.Cause(ctx) == ErrGivenUp {
+		return ErrGivenUp
+	}
+	return err
 }
 
 // New builds the engine for rc. It does no I/O.
@@ -84,7 +105,7 @@ func New(rc rueidis.Client, cfg Config) *Engine {
 		Config:  cfg,
 		closed:  make(chan struct{}),
 	}
-	e.abandon, e.abandonTask = context.WithCancel(context.Background())
+	e.abandon, e.abandonTask = context.WithCancelCause(context.Background())
 	if e.Cluster {
 		e.Publish = "spublish"
 	}
@@ -149,20 +170,35 @@ const abandonGrace = 250 * time.Millisecond
 
 // Close stops the watchdog (holds are told they were lost) and the hub, and
 // waits for their goroutines and for the Client's tasks, for at most
-// CloseTimeout (see there). It is idempotent.
+// CloseTimeout (see there). The hub shuts down as one of the tasks: its
+// receivers' UNSUBSCRIBE waits up to a second for a server that does not
+// answer, and that second runs inside Close's bound, not before it. It is
+// idempotent.
 func (e *Engine) Close() {
 	e.closeOnce.Do(func() {
 		close(e.closed)
 		e.Watchdog.Close()
-		e.Hub.Close()
+		e.Go(e.Hub.Close)
 		if !e.tasks.waitFor(CloseTimeout - abandonGrace) {
 			e.abandonMu.Lock()
-			e.abandonTask()
-			e.abandon, e.abandonTask = context.WithCancel(context.Background())
+			e.abandonTask(ErrGivenUp)
+			e.givenUp = true
 			e.abandonMu.Unlock()
 			e.tasks.waitFor(abandonGrace)
+			e.renewAbandon()
 		}
 	})
+}
+
+// renewAbandon puts a fresh abandon context in place once Close has given
+// up its tasks and none of them is left.
+func (e *Engine) renewAbandon() {
+	e.abandonMu.Lock()
+	defer e.abandonMu.Unlock()
+	if e.givenUp && e.tasks.idle() {
+		e.givenUp = false
+		e.abandon, e.abandonTask = context.WithCancelCause(context.Background())
+	}
 }
 
 var fromClient func(any) *Engine
@@ -228,15 +264,32 @@ func (e *Engine) Undo(ctx context.Context) (context.Context, context.CancelFunc)
 	return e.bound(Undo(ctx))
 }
 
-// bound makes ctx (with its cancel) end also when Close gives up its tasks.
+// bound makes ctx (with its cancel) end also when Close gives up its
+// tasks, with cause ErrGivenUp (see Cause).
 func (e *Engine) bound(ctx context.Context, cancel context.CancelFunc) (context.Context, context.CancelFunc) {
+	ctx, cancelCause := context.WithCancelCause(ctx)
 	e.abandonMu.Lock()
-	stop := context.AfterFunc(e.abandon, cancel)
+	abandon := e.abandon
+	stop := context.AfterFunc(abandon, func() { cancelCause(context.Cause(abandon)) })
 	e.abandonMu.Unlock()
 	return ctx, func() {
 		stop()
+		cancelCause(nil)
 		cancel()
 	}
+}
+
+// Own runs f on the calling goroutine as a task the Client owns, with ctx
+// made to end also when Close gives up its tasks: for work whose ctx
+// cannot end (a call made with context.Background()), which Close must
+// still reach — it waits for f for at most CloseTimeout, and then f's
+// round trip ends with ErrGivenUp (see Cause).
+func (e *Engine) Own(ctx context.Context, f func(context.Context)) {
+	e.tasks.add()
+	defer e.taskDone()
+	octx, cancel := e.bound(context.WithCancel(ctx))
+	defer cancel()
+	f(octx)
 }
 
 // HoldCount reads an owner's hold count: the integer in field of the hash
@@ -258,9 +311,21 @@ func (e *Engine) HoldCount(ctx context.Context, key, field string) (int, error) 
 func (e *Engine) Go(f func()) {
 	e.tasks.add()
 	go func() {
-		defer e.tasks.done()
+		defer e.taskDone()
 		f()
 	}()
+}
+
+// taskDone counts a task out, and renews the abandon context when it was
+// the last of the tasks Close gave up.
+func (e *Engine) taskDone() {
+	e.tasks.done()
+	e.abandonMu.Lock()
+	givenUp := e.givenUp
+	e.abandonMu.Unlock()
+	if givenUp {
+		e.renewAbandon()
+	}
 }
 
 // Detach returns a context for work that must outlive ctx (an acquire in
@@ -320,7 +385,10 @@ func Linger(ctx context.Context, d time.Duration) (context.Context, context.Canc
 // it) and undoes whatever call did.
 func Settle[T any](e *Engine, ctx context.Context, call func(context.Context) T, settle func(T)) (T, bool) {
 	if ctx.Done() == nil {
-		return call(ctx), true
+		// Nothing else ends it: Close gives it up like a task.
+		var out T
+		e.Own(ctx, func(octx context.Context) { out = call(octx) })
+		return out, true
 	}
 	actx, cancel := e.Detach(ctx)
 	replied := make(chan T, 1)

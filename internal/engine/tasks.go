@@ -33,6 +33,13 @@ func (g *taskGroup) done() {
 	g.mu.Unlock()
 }
 
+// idle reports whether no task is running.
+func (g *taskGroup) idle() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.n == 0
+}
+
 // waitFor returns once no task is running (true), or when d has passed
 // with tasks still running (false); d < 0 waits as long as it takes.
 func (g *taskGroup) waitFor(d time.Duration) bool {

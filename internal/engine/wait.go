@@ -206,7 +206,7 @@ func wrap(prim, name, doing string, err error) error {
 	}
 	_, reply := rueidis.IsRedisErr(err)
 	if !reply && !Transient(err) && !errors.Is(err, rueidis.ErrClosing) && !errors.Is(err, errs.ErrWrongKind) &&
-		!errors.Is(err, errs.ErrNotReplicated) {
+		!errors.Is(err, errs.ErrNotReplicated) && err != ErrGivenUp {
 		return err
 	}
 	if strings.Contains(err.Error(), "\n") {

@@ -100,7 +100,7 @@ func attemptAll(ctx context.Context, holds []*Hold, latched bool, acquire Acquir
 		}
 		a.sent = time.Now()
 		res, busy, err := acquire(actx)
-		return outcome{res: res, busy: busy, err: err}
+		return outcome{res: res, busy: busy, err: engine.Cause(actx, err)}
 	}, func(out outcome) {
 		defer a.unlockOps()
 		if !out.unsent && (out.res != nil || (out.err != nil && !scripts.IsReply(out.err))) {

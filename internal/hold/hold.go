@@ -213,6 +213,16 @@ func (h *Hold) Err() error {
 	return h.err
 }
 
+// Owes reports whether Unlock has something to send: a hold, the remains of
+// a lost one (a hold Close reported lost included), or releases still
+// queued. A handle's Unlock after Close goes on when it owes: the release
+// is bounded as always, and the hold does not wait out its lease.
+func (h *Hold) Owes() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.holds > 0 || h.lost || len(h.queue) > 0
+}
+
 // onLost is the watchdog's callback for hold l.
 func (h *Hold) onLost(l *watchdog.Lease, cause error) {
 	err := errs.ErrLockLost

@@ -120,9 +120,12 @@ func (h *Hold) await(ctx context.Context, j *job) error {
 		h.mu.Lock()
 		h.queue = append(h.queue, j)
 		h.mu.Unlock()
-		h.op.Lock()
-		_ = h.drain(ctx)
-		h.op.Unlock()
+		// Close waits for it, and gives it up, as for a task.
+		h.cfg.Engine.Own(ctx, func(octx context.Context) {
+			h.op.Lock()
+			_ = h.drain(octx)
+			h.op.Unlock()
+		})
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		return j.err
@@ -233,6 +236,7 @@ func (h *Hold) run(ctx context.Context, j *job) (error, bool) {
 	}
 	j.sends++
 	r, err := h.send(ctx, j.args)
+	err = engine.Cause(ctx, err)
 	if err != nil {
 		if scripts.IsReply(err) {
 			return h.wrap(err), true // an answer: the script did not run
