@@ -163,10 +163,11 @@ func (m *Mutex) Owner() string { return m.owner }
 // new: a Lock whose last attempt is still in flight when ctx ends waits
 // for its reply and then leaves (one round trip each). If the server does
 // not answer within redisync.UndoWait, Lock returns and a Client task
-// leaves the queue and gives back a grant, within
-// engine.CompensateTimeout (past it, the place lapses after the waiter
-// timeout and a grant with its lease); until then the lock may show held,
-// or this owner queued.
+// leaves the queue and gives back a grant, sending each again until the
+// server answers, for as long as it can matter (the place lapses after the
+// waiter timeout — WithRedissonQueue: its wait plus the lease — and a
+// grant with its lease; Client.Close gives the task up); until then the
+// lock may show held, or this owner queued.
 // Lock panics on a nil ctx.
 func (m *Mutex) Lock(ctx context.Context) error {
 	if err := m.check(ctx); err != nil {
