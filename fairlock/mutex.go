@@ -277,7 +277,7 @@ func (m *Mutex) leave(ctx context.Context) {
 		} else {
 			_, err = scripts.QueueLeave(bctx, m.e.RC, m.keys.Queue, m.keys.Heartbeats, m.keys.Channel, m.owner, m.e.Publish)
 		}
-		return err == nil || scripts.IsReply(err)
+		return !engine.Resend(err)
 	})
 }
 

@@ -178,7 +178,7 @@ func (m *Mutex) settleLate(p *phase1, value string, alsoReplied bool) {
 			}
 			var left []int
 			for _, i := range undo {
-				if err := errs[i]; err != nil && !scripts.IsReply(err) {
+				if err := errs[i]; engine.Resend(err) { // ErrNodeTimeout too: rest awaited that reply, errs kept the timeout
 					left = append(left, i)
 				}
 			}

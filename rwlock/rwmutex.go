@@ -349,7 +349,7 @@ func (rw *RWMutex) attemptWrite(waiting bool) func(context.Context) (bool, time.
 func (rw *RWMutex) leave(ctx context.Context) {
 	rw.e.Persist(ctx, time.Now().Add(rw.waiterTimeout), true, func(bctx context.Context) bool {
 		_, err := scripts.RWLeave(bctx, rw.e.RC, &rw.keys, rw.e.Publish)
-		return err == nil || scripts.IsReply(err)
+		return !engine.Resend(err)
 	})
 }
 

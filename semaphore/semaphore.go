@@ -233,7 +233,7 @@ func (s *Semaphore) refusal(n int) error {
 func (s *Semaphore) leave(ctx context.Context, id string) {
 	s.e.Persist(ctx, time.Now().Add(s.waiterTimeout), true, func(bctx context.Context) bool {
 		_, err := scripts.QueueLeave(bctx, s.e.RC, s.keys.Queue, s.keys.Heartbeats, s.keys.Channel, id, s.e.Publish)
-		return err == nil || scripts.IsReply(err)
+		return !engine.Resend(err)
 	})
 }
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"time"
 )
@@ -15,10 +16,20 @@ const (
 	undoPaceMax = time.Second
 )
 
+// Resend reports whether a send of an undo that failed with err may do
+// better later: the server did not answer within the send's bound, or
+// answered with an error that passes (Transient). An error no resend
+// changes (NOPERM, a key of another kind, a closed rueidis client) ends
+// the undo.
+func Resend(err error) bool {
+	return err != nil && (errors.Is(err, context.DeadlineExceeded) || Transient(err))
+}
+
 // Persist sends an undo — the rollback of a grant or of a queue entry
 // whose caller has gone, a release its Unlock stopped waiting for — until
 // the server answers it. send runs with a context from Undo (one send is
-// bounded by CompensateTimeout) and reports whether the server answered.
+// bounded by CompensateTimeout) and reports whether it is done: the server
+// answered, or with an error no resend changes (see Resend).
 // Persist sends again, paced and jittered, while the undo can still
 // matter: until until (the end of the lease that would end the grant
 // anyway, the deadline of the queue entry), and while the Client keeps its

@@ -319,7 +319,7 @@ func (h *Hold) compensate(ctx context.Context, before int64) {
 	h.cfg.Engine.Persist(ctx, time.Now().Add(h.cfg.Lease), true, func(bctx context.Context) bool {
 		r, err := h.send(bctx, args)
 		if err != nil {
-			return scripts.IsReply(err)
+			return !engine.Resend(err)
 		}
 		h.mu.Lock()
 		h.remote = r.Count

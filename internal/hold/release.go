@@ -141,7 +141,7 @@ func (h *Hold) await(ctx context.Context, j *job) error {
 		// repeats the same request, so a send that did run is not applied
 		// twice.
 		h.cfg.Engine.Persist(ctx, time.Now().Add(h.cfg.Lease), false, func(rctx context.Context) bool {
-			return h.drain(rctx) == nil
+			return !engine.Resend(h.drain(rctx))
 		})
 	})
 	if err := ctx.Err(); err != nil {
