@@ -92,11 +92,17 @@
 // that ends with ctx.Err() leaves nothing behind: the grant it may have got
 // is given back, its place in a queue is left, and within UndoWait that
 // has landed before the call returns; past it a Client task finishes the
-// undo within a couple of seconds, and until then the name may show held.
-// Unlock always releases: its ctx bounds only the wait for the reply.
-// Close waits for the Client's tasks for at most CloseTimeout (2 s), then
-// gives up the releases it cannot finish (their holds expire with their
-// leases).
+// undo, sending it again, paced and jittered, until the server answers —
+// within a round trip of the server's return from a stall or a cut — for
+// as long as it can matter (until the lease, or the waiter timeout of a
+// queue's place, would end what it undoes anyway). Until then the name
+// may show held or the owner queued; a server away longer than that leaves
+// what it ran on its return to lapse with its own lease or waiter timeout.
+// Unlock always releases: its ctx bounds only the wait for the reply, and
+// a release whose caller has gone is sent again the same way. Close waits
+// for the Client's tasks for at most CloseTimeout (2 s), then gives up the
+// undos and releases it cannot finish (their holds expire with their
+// leases, their places in queues with the waiter timeout).
 //
 // # Errors that pass and errors that stay
 //

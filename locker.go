@@ -15,8 +15,10 @@ import (
 // left, permits returned, so that a TryLock or TryAcquire right after it
 // sees the name as it was. When the server does not answer within it (a
 // stall, a cut network), the call returns and a Client task finishes the
-// undo within a couple of seconds (Client.Close waits for it, see
-// CloseTimeout); until then the name may show held or the request queued.
+// undo: it sends it again until the server answers, for as long as the
+// undo can matter (the lease, a queue's waiter timeout), and Client.Close
+// gives it up (see CloseTimeout); until then the name may show held or the
+// request queued.
 const UndoWait = engine.UndoWait
 
 // CloseTimeout bounds how long Client.Close waits for the Client's tasks:

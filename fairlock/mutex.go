@@ -40,6 +40,9 @@ type Mutex struct {
 	gate          *hold.Gate // nil for a reentrant handle
 	hold          *hold.Hold
 	redissonWait  string // WithRedissonQueue: the thread wait time in ms; "": off
+	// entryLife bounds how long a place in the queue outlives its waiter's
+	// last attempt: the waiter timeout, or Redisson's wait plus the lease.
+	entryLife time.Duration
 }
 
 // New returns a fair lock named name on c. It does no I/O.
@@ -73,6 +76,7 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 		leaseMs:       engine.Millis(lease),
 		waiterTimeout: o.WaiterTimeout,
 		waitMs:        engine.Millis(o.WaiterTimeout),
+		entryLife:     o.WaiterTimeout,
 		keys: scripts.FairKeys{
 			Lock:       name,
 			Queue:      derive(keys.FairQueuePrefix),
@@ -92,6 +96,7 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 		m.keys.Heartbeats = redissonName(keys.FairRedissonTimeoutPrefix)
 		m.keys.Channel = redissonName(keys.LockChannelPrefix)
 		m.redissonWait = engine.Millis(o.RedissonQueue)
+		m.entryLife = o.RedissonQueue + lease
 		if _, ok := keys.Derived(keys.LockChannelPrefix, name); !ok && e.Cluster && m.nameErr == nil {
 			m.nameErr = fmt.Errorf("fairlock: name %q contains a brace but no hash tag, so Redisson's queue for it is in another Cluster slot: %w", name, redisync.ErrInvalidName)
 		}
@@ -158,10 +163,11 @@ func (m *Mutex) Owner() string { return m.owner }
 // new: a Lock whose last attempt is still in flight when ctx ends waits
 // for its reply and then leaves (one round trip each). If the server does
 // not answer within redisync.UndoWait, Lock returns and a Client task
-// leaves the queue and gives back a grant, within
-// engine.CompensateTimeout (past it, the place lapses after the waiter
-// timeout and a grant with its lease); until then the lock may show held,
-// or this owner queued.
+// leaves the queue and gives back a grant, sending each again until the
+// server answers, for as long as it can matter (the place lapses after the
+// waiter timeout — WithRedissonQueue: its wait plus the lease — and a
+// grant with its lease; Client.Close gives the task up); until then the
+// lock may show held, or this owner queued.
 // Lock panics on a nil ctx.
 func (m *Mutex) Lock(ctx context.Context) error {
 	if err := m.check(ctx); err != nil {
@@ -260,14 +266,20 @@ func (m *Mutex) attemptQueued(ctx context.Context) (bool, time.Duration, error) 
 }
 
 // leave takes this owner out of the queue after a failed or cancelled Lock.
+// A leave the server does not answer is sent again (engine.Persist) until
+// the place would have lapsed anyway; leaving is idempotent, and the one
+// more send after the first answer takes out a place that an attempt on a
+// dropped connection put back after the leave overtook it.
 func (m *Mutex) leave(ctx context.Context) {
-	bctx, cancel := m.e.Undo(ctx)
-	defer cancel()
-	if m.redissonWait != "" {
-		_, _ = scripts.FairRedissonLeave(bctx, m.e.RC, &m.keys, m.owner, m.e.Publish, m.redissonWait)
-		return
-	}
-	_, _ = scripts.QueueLeave(bctx, m.e.RC, m.keys.Queue, m.keys.Heartbeats, m.keys.Channel, m.owner, m.e.Publish)
+	m.e.Persist(ctx, time.Now().Add(m.entryLife), true, func(bctx context.Context) bool {
+		var err error
+		if m.redissonWait != "" {
+			_, err = scripts.FairRedissonLeave(bctx, m.e.RC, &m.keys, m.owner, m.e.Publish, m.redissonWait)
+		} else {
+			_, err = scripts.QueueLeave(bctx, m.e.RC, m.keys.Queue, m.keys.Heartbeats, m.keys.Channel, m.owner, m.e.Publish)
+		}
+		return !engine.Resend(err)
+	})
 }
 
 // Queue returns the owners waiting in the queue, first in line first

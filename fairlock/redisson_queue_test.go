@@ -98,3 +98,36 @@ func TestRedissonQueueCancelledWaiterLeaves(t *testing.T) {
 	require.NoError(t, a.Unlock(bg()))
 	e.WaitEmpty(t)
 }
+
+// A waiter whose Lock ctx ends while the server is stopped for longer than
+// one send of its leave is bounded by (engine.CompensateTimeout: the
+// attempt in flight, its undo and the leave each got one) still leaves the
+// queue once the server is back: the Client task sends the leave again
+// until it is answered. Otherwise its place stays for Redisson's wait plus
+// the lease (5.5 min by default) and nobody else gets the free lock.
+func TestRedissonQueueWaiterCancelledInALongStallLeavesWhenTheServerReturns(t *testing.T) {
+	e := setup(t)
+	const name = "fair:redisson-long-stall"
+	const queue = "redisson_lock_queue:{" + name + "}"
+	holder := New(e.Client(t), name, WithRedissonQueue(0))
+	require.NoError(t, holder.Lock(bg()))
+	w := New(e.C, name, WithRedissonQueue(0))
+	ctx, cancel := context.WithTimeout(bg(), 600*time.Millisecond)
+	defer cancel()
+	got := make(chan error, 1)
+	go func() { got <- w.Lock(ctx) }()
+	eventually(t, 2*time.Second, func() bool { return e.Int(t, "LLEN", queue) == 1 }, "the waiter queued")
+	e.Srv.Pause()
+	time.Sleep(5 * time.Second)
+	e.Srv.Resume()
+	require.ErrorIs(t, <-got, context.DeadlineExceeded)
+	require.NoError(t, holder.Unlock(bg()))
+	third := New(e.Client(t), name, WithRedissonQueue(0))
+	ctx3, cancel3 := context.WithTimeout(bg(), 3*time.Second)
+	defer cancel3()
+	err := third.Lock(ctx3)
+	q, _ := e.Do(t, "LRANGE", queue, "0", "-1").AsStrSlice()
+	require.NoError(t, err, "the queue still holds %v (the cancelled waiter is %s)", q, w.Owner())
+	require.NoError(t, third.Unlock(bg()))
+	e.WaitEmpty(t)
+}

@@ -54,7 +54,12 @@
 //     or releases — so a node that answers late (or after ctx ended) has
 //     its reply awaited by a task of the first Client (Close waits for it),
 //     which then releases that round's grant there (a late node is never
-//     part of a hold: the hold is fenced where replies came in time). A
+//     part of a hold: the hold is fenced where replies came in time). That
+//     release is sent again, paced and jittered, until the node answers,
+//     for up to the lease; where the acquire itself failed (timed out on a
+//     connection then dropped, whose bytes a paused node reads when it
+//     resumes) one more release follows the first answer, so an acquire
+//     that lands after the release is released too. A
 //     Lock whose ctx ends returns ctx.Err() at once, and the next attempt
 //     does not wait for such tasks. A node that already owes a reply for
 //     longer than the node timeout (paused, or cut off by a partition) is

@@ -127,17 +127,26 @@ func (p *phase1) take(r nodeReply) {
 // owns (Close waits for it): it awaits the replies still owed and releases
 // the round's key (value) on each node that granted late (or whose outcome
 // is unknown) — and, with alsoReplied, on each node that replied so. Each
-// undo goes to a node only after that node's acquire has answered, so it
-// never overtakes its acquire. A late node is never part of a hold (the
-// hold is fenced on nodes that replied in time), and the value is this
-// round's alone, so the task needs nothing from the handle: the handle's
-// next round and its releases go on meanwhile.
+// undo goes to a node only after that node's acquire has answered or
+// failed. A failed acquire may still run: it went out on a connection that
+// was dropped (a timeout), whose bytes a stopped server reads when it
+// resumes, after the release sent on a new connection. So a release the
+// node does not answer is sent again (engine.Persist) until the lease would
+// have ended the grant anyway, and a node whose acquire failed gets one
+// more release after its first answer: the value is this round's alone, so
+// a release that finds nothing does nothing. A late node is never part of
+// a hold (the hold is fenced on nodes that replied in time), so the task
+// needs nothing from the handle: the handle's next round and its releases
+// go on meanwhile.
 func (m *Mutex) settleLate(p *phase1, value string, alsoReplied bool) {
-	var undo []int
+	var undo, unknown []int
 	if alsoReplied {
 		for i, ok := range p.replied {
 			if ok && p.got[i].mayHold() {
 				undo = append(undo, i)
+				if p.got[i].err != nil {
+					unknown = append(unknown, i)
+				}
 			}
 		}
 	}
@@ -149,15 +158,32 @@ func (m *Mutex) settleLate(p *phase1, value string, alsoReplied bool) {
 		for range pending {
 			if r := <-p.results; r.mayHold() {
 				undo = append(undo, r.i)
+				if r.err != nil {
+					unknown = append(unknown, r.i)
+				}
 			}
 		}
 		if len(undo) == 0 {
 			return
 		}
-		// Wait for every reply: the releases are this task's to await.
-		_, rest := m.release(context.Background(), undo, value, 2*engine.CompensateTimeout)
-		if rest != nil {
-			rest()
-		}
+		confirmed := false
+		m.e0.Persist(context.Background(), time.Now().Add(m.lease), false, func(ctx context.Context) bool {
+			if len(undo) == 0 { // every node answered: confirm where the acquire failed
+				undo, confirmed = unknown, true
+			}
+			// Wait for every reply: the releases are this task's to await.
+			errs, rest := m.release(ctx, undo, value, 2*engine.CompensateTimeout)
+			if rest != nil {
+				rest()
+			}
+			var left []int
+			for _, i := range undo {
+				if err := errs[i]; engine.Resend(err) { // ErrNodeTimeout too: rest awaited that reply, errs kept the timeout
+					left = append(left, i)
+				}
+			}
+			undo = left
+			return len(undo) == 0 && (confirmed || len(unknown) == 0)
+		})
 	})
 }

@@ -131,8 +131,11 @@
 // waits for up to UndoWait (Client.Close waits for those tasks). Nothing is
 // left behind, and when Lock returns the grant is already given back —
 // unless the server did not answer within UndoWait (a stall, a cut
-// network): then the task gives it back within a couple of seconds, and
-// until it does the lock may show held. While ctx is
+// network): then the task sends the release again, paced and jittered,
+// until the server answers (for up to the lease, past which the grant
+// would have expired anyway; Client.Close gives it up), and until it
+// lands the lock may show held. An Unlock whose ctx ends first is seen
+// through the same way. While ctx is
 // alive, nothing else bounds the wait: a stalled server delays Lock but
 // never surfaces as context.DeadlineExceeded, and a transient transport
 // error (a dropped connection, a server restarting) is retried after a

@@ -205,3 +205,33 @@ func TestReleasesWithEndedContextsPrecedeTheNextAcquire(t *testing.T) {
 	}
 	eventually(t, 5*time.Second, func() bool { return !e.Exists(t, name) }, "the last release reached Redis")
 }
+
+// An Unlock whose ctx ends while the server is stopped for longer than the
+// release task's first sends are bounded by (engine.CompensateTimeout
+// after ctx's end, and once more without a WAIT) returns ctx.Err() at once,
+// and its release still lands when the server is back: the task sends it
+// again until it is answered, instead of leaving the lock held for the
+// rest of its lease until the handle's next operation.
+func TestUnlockCancelledInALongStallReleasesWhenTheServerReturns(t *testing.T) {
+	e := setup(t)
+	const name = "rlock:unlock-long-stall"
+	m := New(e.C, name)
+	require.NoError(t, m.Lock(bg()))
+	e.Srv.Pause()
+	ctx, cancel := context.WithTimeout(bg(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	require.ErrorIs(t, m.Unlock(ctx), context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), 300*time.Millisecond+redisync.UndoWait+500*time.Millisecond)
+	select {
+	case <-m.Done():
+	default:
+		t.Error("Done still open after Unlock returned")
+	}
+	time.Sleep(5 * time.Second)
+	e.Srv.Resume()
+	eventually(t, 2*time.Second, func() bool { return !e.Exists(t, name) }, "the release landed after the server resumed")
+	require.NoError(t, m.Lock(bg()))
+	require.NoError(t, m.Unlock(bg()))
+	e.WaitEmpty(t)
+}

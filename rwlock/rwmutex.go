@@ -342,11 +342,17 @@ func (rw *RWMutex) attemptWrite(waiting bool) func(context.Context) (bool, time.
 	}
 }
 
-// leave withdraws a waiting writer's claim after a failed or cancelled Lock.
+// leave withdraws a waiting writer's claim after a failed or cancelled
+// Lock. A withdrawal the server does not answer is sent again
+// (engine.Persist) until the claim would have lapsed anyway (the waiter
+// timeout); withdrawing is idempotent, and the one more send after the
+// first answer withdraws a claim that an attempt on a dropped connection
+// made after the withdrawal overtook it.
 func (rw *RWMutex) leave(ctx context.Context) {
-	bctx, cancel := rw.e.Undo(ctx)
-	defer cancel()
-	_, _ = scripts.RWLeave(bctx, rw.e.RC, &rw.keys, rw.e.Publish)
+	rw.e.Persist(ctx, time.Now().Add(rw.waiterTimeout), true, func(bctx context.Context) bool {
+		_, err := scripts.RWLeave(bctx, rw.e.RC, &rw.keys, rw.e.Publish)
+		return !engine.Resend(err)
+	})
 }
 
 type writeSide struct{ rw *RWMutex }

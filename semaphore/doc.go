@@ -120,6 +120,8 @@
 // takes the request out of the queue (queue_leave.lua), so the acquire
 // cannot queue it again afterwards — and Acquire waits for that task for
 // up to UndoWait. Only when the server does not answer within it does
-// Acquire return first; the task then finishes within a couple of seconds,
-// and until it does the permits may show taken or the request queued.
+// Acquire return first; the task then sends each undo again, paced and
+// jittered, until the server answers (for up to the lease of a grant and
+// the waiter timeout of the request; Client.Close gives it up), and until
+// it does the permits may show taken or the request queued.
 package semaphore

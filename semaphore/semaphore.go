@@ -225,11 +225,16 @@ func (s *Semaphore) refusal(n int) error {
 	return nil
 }
 
-// leave takes a failed or cancelled Acquire out of the queue.
+// leave takes a failed or cancelled Acquire out of the queue. A leave the
+// server does not answer is sent again (engine.Persist) until the place
+// would have lapsed anyway (the waiter timeout); leaving is idempotent, and
+// the one more send after the first answer takes out a place that an
+// attempt on a dropped connection put back after the leave overtook it.
 func (s *Semaphore) leave(ctx context.Context, id string) {
-	bctx, cancel := s.e.Undo(ctx)
-	defer cancel()
-	_, _ = scripts.QueueLeave(bctx, s.e.RC, s.keys.Queue, s.keys.Heartbeats, s.keys.Channel, id, s.e.Publish)
+	s.e.Persist(ctx, time.Now().Add(s.waiterTimeout), true, func(bctx context.Context) bool {
+		_, err := scripts.QueueLeave(bctx, s.e.RC, s.keys.Queue, s.keys.Heartbeats, s.keys.Channel, id, s.e.Publish)
+		return !engine.Resend(err)
+	})
 }
 
 // ForceRelease takes back every permit of the semaphore named name, whoever

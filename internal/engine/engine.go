@@ -217,15 +217,15 @@ func FromClient(c any) *Engine {
 	return e
 }
 
-// CompensateTimeout bounds the owner-checked release sent after a cancelled
-// acquire whose outcome is unknown.
+// CompensateTimeout bounds one send of the owner-checked release sent after
+// a cancelled acquire whose outcome is unknown (Persist sends it again).
 const CompensateTimeout = 2 * time.Second
 
 // UndoWait bounds how long a call whose ctx has ended waits for the undo
 // of what it started (a grant given back, a queue left, permits returned)
 // before it returns: within that bound the undo has landed when the call
 // returns; past it (a stalled or unreachable server) a Client task
-// finishes it, within CompensateTimeout.
+// finishes it, sending it again until the server answers (Persist).
 const UndoWait = 250 * time.Millisecond
 
 // Background returns a context for cleanup that must run even though ctx

@@ -314,10 +314,12 @@ func (h *Hold) granted(res scripts.Acquired, sent time.Time) error {
 // compensate undoes a grant whose reply we did not see or no longer want
 // (under op). With a latch it names the acquire's request; otherwise the
 // owner's count is either before (nothing happened) or before+1, and the
-// release acts only in the second case.
+// release acts only in the second case. A send the server does not answer
+// is repeated (engine.Persist) until the lease would have ended the grant
+// anyway; since it names the acquire, an undo that overtook its acquire
+// does nothing, and the one more send after the first answer undoes the
+// acquire that landed after it.
 func (h *Hold) compensate(ctx context.Context, before int64) {
-	bctx, cancel := h.cfg.Engine.Undo(ctx)
-	defer cancel()
 	args := scripts.ReleaseArgs{Expected: before + 1}
 	if h.cur.Field != "" {
 		args = scripts.ReleaseArgs{Expected: scripts.ReleaseUndo, Latch: h.cur}
@@ -330,11 +332,14 @@ func (h *Hold) compensate(ctx context.Context, before int64) {
 		}
 		h.mu.Unlock()
 	}
-	r, err := h.send(bctx, args)
-	if err != nil {
-		return
-	}
-	h.mu.Lock()
-	h.remote = r.Count
-	h.mu.Unlock()
+	h.cfg.Engine.Persist(ctx, time.Now().Add(h.cfg.Lease), true, func(bctx context.Context) bool {
+		r, err := h.send(bctx, args)
+		if err != nil {
+			return !engine.Resend(err)
+		}
+		h.mu.Lock()
+		h.remote = r.Count
+		h.mu.Unlock()
+		return true
+	})
 }

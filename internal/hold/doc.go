@@ -22,13 +22,15 @@
 //     undone with an owner-checked release that acts only on what that
 //     acquire did. A call whose ctx ended waits for that undo (a Client
 //     task) for at most engine.UndoWait, so it has landed when the call
-//     returns unless the server does not answer;
+//     returns unless the server does not answer; then the task sends it
+//     again until the server does, while the grant's lease lasts
+//     (engine.Persist);
 //   - Unlock always releases: it ends the hold locally at once (renewal
 //     stops, Done closes) and queues the release, whatever ctx says. ctx
 //     bounds only how long Unlock waits for the reply; when it ends first,
-//     a Client task finishes the release (bounded by
-//     engine.CompensateTimeout after ctx's end), and Client.Close waits for
-//     it. The handle's queued releases always reach Redis before its next
+//     a Client task finishes the release, sending it again until the
+//     server answers or the lease would have ended the hold anyway
+//     (engine.Persist), and Client.Close waits for it (then gives it up). The handle's queued releases always reach Redis before its next
 //     acquire, in order;
 //   - a release whose reply never came stays queued and is re-sent, as the
 //     same request, before the handle's next operation; it never

@@ -146,11 +146,13 @@ func (h *Hold) await(ctx context.Context, j *job) error {
 		// acknowledgement now, and a WAIT may be what held the release
 		// back (behind a lagging replica its NOSCRIPT came back only when
 		// the WAIT ended, after this task's bound, so the EVAL never went
-		// out). Once more without it; the release repeats the same request,
-		// so a send that did run is not applied twice.
-		rctx, rcancel := h.cfg.Engine.Undo(ctx)
-		defer rcancel()
-		_ = h.drain(rctx)
+		// out). Again without it, until the server answers or the lease
+		// would have ended the hold anyway (a stalled server): the release
+		// repeats the same request, so a send that did run is not applied
+		// twice.
+		h.cfg.Engine.Persist(ctx, time.Now().Add(h.cfg.Lease), false, func(rctx context.Context) bool {
+			return !engine.Resend(h.drain(rctx))
+		})
 	})
 	if err := ctx.Err(); err != nil {
 		return err // the hold has ended here; the release completes in the background
