@@ -231,9 +231,9 @@ func (f *runFlags) connectWithin(what string, stderr io.Writer, sigs <-chan os.S
 	start := time.Now()
 	pause := retryFirst
 	for tries := 0; ; tries++ {
-		var bound time.Duration // --wait 0 and forever: connect's own timeouts
-		if f.wait > 0 {
-			bound = max(f.wait-time.Since(start), connectTryMin)
+		var bound time.Duration // forever: connect's own timeouts
+		if f.wait >= 0 {
+			bound = max(f.wait-time.Since(start), connectTryMin) // --wait 0: one attempt of connectTryMin
 		}
 		rc, _, closeRC, err := f.conn.connectBounded(bound)
 		if err == nil {
