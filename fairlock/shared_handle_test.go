@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/internal/locktest"
 )
 
 // Issue 12, defect 11, for the fair lock: goroutines sharing one handle
@@ -134,6 +135,20 @@ func TestLatchFieldGoesWithTheHandlesLastHold(t *testing.T) {
 			}
 			require.NoError(t, keeper.Unlock(bg()))
 			e.WaitEmpty(t)
+		})
+	}
+}
+
+// Goroutines sharing one reentrant handle (WithReentrant, or WithOwner)
+// loop Lock then Unlock: every Unlock releases, and the lock ends free (see
+// rlock's TestGoroutinesSharingAReentrantHandleLeaveTheLockFree).
+func TestGoroutinesSharingAReentrantHandleLeaveTheLockFree(t *testing.T) {
+	for what, opt := range map[string]Option{"WithReentrant": WithReentrant(), "WithOwner": WithOwner("job-7")} {
+		t.Run(what, func(t *testing.T) {
+			e := setup(t)
+			const name = "shared:reentrant"
+			locktest.ShareReentrantHandle(t, New(e.C, name, opt), 8, 1500*time.Millisecond)
+			assert.False(t, e.Exists(t, name), "lock left held after every Unlock: %s", e.Describe(t))
 		})
 	}
 }

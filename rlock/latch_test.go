@@ -2,6 +2,7 @@ package rlock
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -148,4 +149,40 @@ func TestRetriedLastReleaseOfASharedOwnerNeverDecrementsTwice(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
 	require.NoError(t, b.Unlock(bg()))
+}
+
+// A handle's last Unlock while another goroutine's acquire on the handle is
+// in flight (held back by CLIENT PAUSE WRITE): the acquire grants a new
+// hold, which the handle's latch field records, so the ended hold's
+// release, sent after it, leaves the field to the new hold, whose last
+// release takes it. Had the first release taken it, the second would have
+// written it back and left it in the hash for as long as other handles of
+// the owner hold.
+func TestLastUnlockDuringANewGrantLeavesTheLatchFieldToIt(t *testing.T) {
+	e := setup(t)
+	const name, owner = "mutex:latch-during-grant", "svc:10"
+	keeper := New(e.C, name, WithOwner(owner))
+	require.NoError(t, keeper.Lock(bg()))
+	fields := func() []string {
+		keys, err := e.Do(t, "HKEYS", name).AsStrSlice()
+		require.NoError(t, err)
+		return keys
+	}
+	want := fields() // the owner's count, the token and keeper's latch
+	m := New(e.C, name, WithOwner(owner))
+	require.NoError(t, m.Lock(bg()))
+	require.NoError(t, e.Do(t, "CLIENT", "PAUSE", "300", "WRITE").Error())
+	locked := make(chan error, 1)
+	go func() { locked <- m.Lock(bg()) }()
+	time.Sleep(100 * time.Millisecond) // the acquire waits in the pause
+	require.NoError(t, m.Unlock(bg()), "the first hold's Unlock")
+	require.NoError(t, <-locked)
+	require.Len(t, fields(), len(want)+1, "the new hold's latch is there")
+	require.NoError(t, m.Unlock(bg()), "the new hold's Unlock")
+	assert.ElementsMatch(t, want, fields(), "the handle's last Unlock takes its latch field")
+	n, err := keeper.HoldCount(bg())
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "the keeper's hold is left alone: %s", e.Describe(t))
+	require.NoError(t, keeper.Unlock(bg()))
+	assert.False(t, e.Exists(t, name), "nothing left: %s", e.Describe(t))
 }

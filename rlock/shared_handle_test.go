@@ -286,3 +286,20 @@ func TestLockPastALostHoldLeavesItsUnlockToReportTheLoss(t *testing.T) {
 		assert.False(t, e.Exists(t, name), "nothing left: %s", e.Describe(t))
 	})
 }
+
+// Goroutines sharing one reentrant handle (WithReentrant, or WithOwner)
+// loop Lock then Unlock. One's last Unlock must end the hold before
+// another's grant can join it: a grant that joined the ending hold was
+// forgotten locally (its Unlock got ErrNotHeld or ErrLockLost) while its
+// count stayed in Redis, unrenewed, shutting every other owner out for the
+// lease.
+func TestGoroutinesSharingAReentrantHandleLeaveTheLockFree(t *testing.T) {
+	for what, opt := range map[string]Option{"WithReentrant": WithReentrant(), "WithOwner": WithOwner("job-7")} {
+		t.Run(what, func(t *testing.T) {
+			e := setup(t)
+			const name = "shared:reentrant"
+			locktest.ShareReentrantHandle(t, New(e.C, name, opt), 8, 1500*time.Millisecond)
+			assert.False(t, e.Exists(t, name), "lock left held after every Unlock: %s", e.Describe(t))
+		})
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/internal/locktest"
 )
 
 // Issue 12, defect 11, for the write side: goroutines sharing one handle
@@ -136,4 +137,18 @@ func TestRWWithReentrantAndNonReentrant(t *testing.T) {
 	e.WaitEmpty(t)
 
 	assert.Panics(t, func() { New(e.C, name, WithReentrant(), WithNonReentrant()) })
+}
+
+// Goroutines sharing one reentrant handle (WithReentrant, or WithOwner)
+// loop Lock then Unlock on its write side: every Unlock releases, and the
+// lock ends free (see rlock's TestGoroutinesSharingAReentrantHandleLeaveTheLockFree).
+func TestGoroutinesSharingAReentrantHandleLeaveTheLockFreeWhenWriting(t *testing.T) {
+	for what, opt := range map[string]Option{"WithReentrant": WithReentrant(), "WithOwner": WithOwner("job-7")} {
+		t.Run(what, func(t *testing.T) {
+			e := setup(t)
+			const name = "shared:reentrant"
+			locktest.ShareReentrantHandle(t, New(e.C, name, opt), 8, 1500*time.Millisecond)
+			assert.False(t, e.Exists(t, name), "lock left held after every Unlock: %s", e.Describe(t))
+		})
+	}
 }

@@ -26,7 +26,10 @@
 //     again until the server does, while the grant's lease lasts
 //     (engine.Persist);
 //   - Unlock always releases: it ends the hold locally at once (renewal
-//     stops, Done closes) and queues the release, whatever ctx says. ctx
+//     stops, Done closes) and queues the release, whatever ctx says. The
+//     last Unlock ends the hold in the same step as the count that drops
+//     to zero, so a grant that another goroutine sharing the handle gets
+//     afterwards starts a hold of its own, never joins the ending one. ctx
 //     bounds only how long Unlock waits for the reply; when it ends first,
 //     a Client task finishes the release, sending it again until the
 //     server answers or the lease would have ended the hold anyway

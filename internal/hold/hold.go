@@ -235,16 +235,35 @@ func (h *Hold) onLost(l *watchdog.Lease, cause error) {
 // end ends hold l (if it is still current) with the given reason.
 func (h *Hold) end(l *watchdog.Lease, reason error, lost bool) {
 	h.mu.Lock()
+	e := h.endLocked(l, reason, lost)
+	h.mu.Unlock()
+	e.observe(h)
+}
+
+// endedHold is a hold that endLocked ended, for the event observe sends
+// once mu is released.
+type endedHold struct {
+	held   time.Duration
+	reason error
+}
+
+// endLocked ends hold l (under mu) if it is still current, and returns
+// what ended (nil if nothing did).
+func (h *Hold) endLocked(l *watchdog.Lease, reason error, lost bool) *endedHold {
 	if h.renewal != l || l == nil {
-		h.mu.Unlock()
-		return
+		return nil
 	}
 	h.ended, h.endedHolds = h.token, h.holds
 	h.renewal, h.holds, h.token, h.err, h.lost = nil, 0, 0, reason, lost
 	close(h.done)
-	held := time.Since(h.since)
-	h.mu.Unlock()
-	h.cfg.Engine.Observe(Ended(h.cfg.Observed, held, reason))
+	return &endedHold{held: time.Since(h.since), reason: reason}
+}
+
+// observe reports the end of a hold (nothing when e is nil).
+func (e *endedHold) observe(h *Hold) {
+	if e != nil {
+		h.cfg.Engine.Observe(Ended(h.cfg.Observed, e.held, e.reason))
+	}
 }
 
 // Ended is the event for a hold of target that lasted held and ended for

@@ -94,21 +94,24 @@ func (h *Hold) Unlock(ctx context.Context) error {
 		h.holds--
 		j.kind, j.token, j.renewal, j.last = kindOne, h.token, renewal, n == 1 && !outer
 	}
-	h.mu.Unlock()
+	var ended *endedHold
 	if j.kind == kindOne && n == 1 {
+		// The last hold ends here, under mu with the count that drops to
+		// zero: a grant that another goroutine sharing the handle gets
+		// from now on starts a hold of its own instead of joining this
+		// one, whose release is on its way.
 		if h.cfg.Engine.Watchdog.Remove(renewal) {
-			h.end(renewal, errs.ErrNotHeld, false)
+			ended = h.endLocked(renewal, errs.ErrNotHeld, false)
 		} else {
 			// Lost while we were getting here. The watchdog's OnLost may
 			// not have run yet: end the hold now (OnLost then finds it
 			// ended), and remove whatever is left of it.
-			h.end(renewal, LostReason(h.cfg.Engine), false)
-			h.mu.Lock()
-			h.lost = false // this Unlock cleans up and reports it
+			ended = h.endLocked(renewal, LostReason(h.cfg.Engine), false)
 			j.kind, j.result, j.token, j.holds = kindAll, h.err, h.ended, 1
-			h.mu.Unlock()
 		}
 	}
+	h.mu.Unlock()
+	ended.observe(h)
 	return h.await(ctx, j)
 }
 
@@ -230,9 +233,13 @@ func (h *Hold) run(ctx context.Context, j *job) (error, bool) {
 		j.args.Latch = h.nextLatch()
 		if j.last && j.args.Latch.Field != "" && j.token > 0 {
 			// The handle's last hold: its latch field goes with it, unless
-			// no latched acquire of the hold wrote one (AttemptAll's).
+			// no latched acquire of the hold wrote one (AttemptAll's), or
+			// the handle holds again (an acquire in flight when its
+			// Unlock ran granted a hold that its latch field records).
 			h.mu.Lock()
-			j.args.Last, h.marked = h.marked, false
+			if h.holds == 0 {
+				j.args.Last, h.marked = h.marked, false
+			}
 			h.mu.Unlock()
 		}
 	}

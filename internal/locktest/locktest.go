@@ -250,3 +250,38 @@ func CancelStorm(t *testing.T, goroutines, each int, newWorker func(r *rand.Rand
 	t.Logf("granted %d, cancelled %d", g.Load(), c.Load())
 	return g.Load(), c.Load()
 }
+
+// Locker is a handle's Lock and Unlock.
+type Locker interface {
+	Lock(ctx context.Context) error
+	Unlock(ctx context.Context) error
+}
+
+// ShareReentrantHandle has goroutines loop Lock then Unlock on one
+// reentrant handle for d, so that one's last Unlock keeps meeting
+// another's grant. Every Unlock after a nil Lock must return nil; the
+// caller then checks that the lock is free.
+func ShareReentrantHandle(t *testing.T, l Locker, goroutines int, d time.Duration) {
+	t.Helper()
+	var wg sync.WaitGroup
+	var failed, cycles atomic.Int64
+	deadline := time.Now().Add(d)
+	for range goroutines {
+		wg.Go(func() {
+			for time.Now().Before(deadline) {
+				if err := l.Lock(Bg()); err != nil {
+					t.Error("lock:", err)
+					return
+				}
+				if err := l.Unlock(Bg()); err != nil && failed.Add(1) <= 3 {
+					t.Error("unlock after a nil Lock:", err)
+				}
+				cycles.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if failed.Load() > 0 {
+		t.Errorf("%d of %d Unlocks after a nil Lock failed", failed.Load(), cycles.Load())
+	}
+}
