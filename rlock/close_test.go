@@ -21,8 +21,22 @@ func stacks() string {
 	return string(buf[:runtime.Stack(buf, true)])
 }
 
-// clientTasks counts the Client's tasks still running.
+// clientTasks counts the Client's tasks still running once the ones about
+// to exit have: it counts again for up to 200 ms while any are left. A
+// task that has counted itself out may not have run to its end yet on a
+// loaded machine; one still waiting stays for seconds.
 func clientTasks() int {
+	deadline := time.Now().Add(200 * time.Millisecond)
+	for {
+		n := clientTasksNow()
+		if n == 0 || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func clientTasksNow() int {
 	n := 0
 	for _, g := range strings.Split(stacks(), "\n\n") {
 		if strings.Contains(g, "redisync/internal/engine.(*Engine).Go.func1") {
