@@ -386,7 +386,7 @@ func TestStallTableCoversEveryMethod(t *testing.T) {
 // timeout, the only bound of the release while its ctx lived).
 func TestCloseGivesUpAReleaseItCannotFinish(t *testing.T) {
 	srv := redistest.Start(t)
-	rc := srv.Client(t)
+	rc := srv.OneConnClient(t) // see there
 	c := redisync.New(rc)
 	const name = "stall:close"
 	m := rlock.New(c, name)

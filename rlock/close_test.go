@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -52,16 +51,18 @@ func clientTasksNow() int {
 // matching ErrClosed. Before, nothing reached it: it returned 9.8 s after
 // Close, with rueidis's i/o timeout.
 func TestUnlockWithBackgroundCtxReturnsErrClosedWhenCloseGivesItUp(t *testing.T) {
-	e := setup(t)
-	m := New(e.C, "close:bgunlock")
+	srv := redistest.Start(t)
+	c := redisync.New(srv.OneConnClient(t)) // see redistest.OneConnClient
+	t.Cleanup(func() { c.Close() })
+	m := New(c, "close:bgunlock")
 	require.NoError(t, m.Lock(bg()))
-	e.Srv.Pause()
-	defer e.Srv.Resume()
+	srv.Pause()
+	defer srv.Resume()
 	got := make(chan error, 1)
 	go func() { got <- m.Unlock(context.Background()) }()
 	time.Sleep(200 * time.Millisecond) // the release is on its way
 	start := time.Now()
-	e.C.Close()
+	c.Close()
 	assert.Less(t, time.Since(start), redisync.CloseTimeout+500*time.Millisecond, "Close outlived its bound")
 	select {
 	case err := <-got:
@@ -69,7 +70,7 @@ func TestUnlockWithBackgroundCtxReturnsErrClosedWhenCloseGivesItUp(t *testing.T)
 		assert.NotErrorIs(t, err, context.Canceled, "the caller's ctx cannot end")
 	case <-time.After(time.Second):
 		t.Errorf("Unlock(context.Background()) still blocked %v after Close began", time.Since(start))
-		e.Srv.Resume()
+		srv.Resume()
 		<-got
 	}
 }
@@ -81,19 +82,13 @@ func TestUnlockWithBackgroundCtxReturnsErrClosedWhenCloseGivesItUp(t *testing.T)
 // and no task is left when Close returns. Before, the nested Lock was
 // still blocked 4 s after Close, and the release task with it.
 //
-// The Client's rueidis client has one connection, open before the server
-// stops: with several, rueidis opens one lazily for a command that draws
-// it, and an acquire drawing a connection first opened to the stopped
-// server waits in its handshake, which watches no ctx, for the dial
-// timeout (5 s) — out of Close's reach (see engine.abandonGrace), and not
-// the nested Lock in flight this test is about.
+// The Client has one connection, open before the server stops (see
+// redistest.OneConnClient): a handshake is out of Close's reach (see
+// engine.abandonGrace), and not the nested Lock in flight this test is
+// about.
 func TestCloseGivesUpANestedLockInFlightAndTheReleaseQueuedBehindIt(t *testing.T) {
 	srv := redistest.Start(t)
-	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr()}, DisableCache: true,
-		ForceSingleClient: true, PipelineMultiplex: -1})
-	require.NoError(t, err)
-	t.Cleanup(rc.Close)
-	c := redisync.New(rc)
+	c := redisync.New(srv.OneConnClient(t))
 	t.Cleanup(func() { c.Close() })
 	m := New(c, "close:reent", WithReentrant())
 	require.NoError(t, m.Lock(bg()))
