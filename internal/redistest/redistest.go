@@ -114,6 +114,23 @@ func (s *Server) Client(t testing.TB) rueidis.Client {
 	return c
 }
 
+// OneConnClient is Client with a single pipelining connection, open when
+// it returns. A test that stops the server (Pause) with a call in flight
+// needs it: with several, rueidis opens one lazily for the command that
+// draws it, and one first opened to the stopped server waits in its
+// handshake, which watches no ctx, for the dial timeout (5 s) — a call
+// that ctx and Close cannot reach, whatever the test is about.
+func (s *Server) OneConnClient(t testing.TB) rueidis.Client {
+	t.Helper()
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{s.Addr()}, DisableCache: true,
+		ForceSingleClient: true, PipelineMultiplex: -1})
+	if err != nil {
+		t.Fatalf("redistest: connect to %s: %v", s.Addr(), err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
 // Kill stops the server with SIGKILL and waits for it. Idempotent.
 func (s *Server) Kill() {
 	s.mu.Lock()
