@@ -52,18 +52,73 @@ type event struct {
 	count  int
 }
 
+// watchEvent is one observed renewal round (Renewed, RenewFailed) or loss
+// (Lost), for the deadline rule (lapsed).
+type watchEvent struct {
+	at     time.Time
+	kind   redisync.EventKind
+	layout string    // Renewed, RenewFailed: the layout renewed
+	name   string    // Lost: the lock's name
+	sent   time.Time // Renewed: when the round was sent (at least)
+	err    error     // RenewFailed
+}
+
+// stall is a stretch of time in which the test process itself did not run
+// (a ticker's gap), evidence of a loaded machine.
+type stall struct{ from, to time.Time }
+
 type recorder struct {
 	mu     sync.Mutex
-	events []event
+	events []event      // renewals, for checkRenewals
+	watch  []watchEvent // renewal rounds and losses, for lapsed
+	stalls []stall      // the process's stalls, for lapsed
+}
+
+const (
+	stallTick = 20 * time.Millisecond
+	stallMin  = lease / 10 // a ticker late by this much is a stall
+)
+
+// watchStalls records the process's stalls until stop is called; stop
+// returns once the goroutine has exited.
+func (r *recorder) watchStalls() (stop func()) {
+	quit, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(stallTick)
+		defer t.Stop()
+		last := time.Now()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+			}
+			now := time.Now()
+			if now.Sub(last) > stallTick+stallMin {
+				r.mu.Lock()
+				r.stalls = append(r.stalls, stall{last, now})
+				r.mu.Unlock()
+			}
+			last = now
+		}
+	}()
+	return func() { close(quit); <-exited }
 }
 
 func (r *recorder) Observe(ev redisync.Event) {
-	if ev.Kind != redisync.EventRenewed {
-		return
-	}
+	now := time.Now()
 	r.mu.Lock()
-	r.events = append(r.events, event{time.Now(), ev.Primitive, ev.Count})
-	r.mu.Unlock()
+	defer r.mu.Unlock()
+	switch ev.Kind {
+	case redisync.EventRenewed:
+		r.events = append(r.events, event{now, ev.Primitive, ev.Count})
+		r.watch = append(r.watch, watchEvent{at: now, kind: ev.Kind, layout: ev.Primitive, sent: now.Add(-ev.Latency)})
+	case redisync.EventRenewFailed:
+		r.watch = append(r.watch, watchEvent{at: now, kind: ev.Kind, layout: ev.Primitive, err: ev.Err})
+	case redisync.EventLost:
+		r.watch = append(r.watch, watchEvent{at: now, kind: ev.Kind, name: ev.Name})
+	}
 }
 
 func (r *recorder) since(i int) []event {
@@ -93,6 +148,7 @@ type run struct {
 	before    map[string]int
 	transient map[string]int // leases alive only inside the current step
 	closed    bool
+	stopWatch func() // ends rec's stall watch
 }
 
 var bg = context.Background()
@@ -123,6 +179,7 @@ func avoid(what string) bool {
 
 func (e *env) newRun(t *rapid.T) *run {
 	r := &run{t: t, e: e, rec: &recorder{}, byKind: map[string]*lockM{}, transient: map[string]int{}}
+	r.stopWatch = r.rec.watchStalls()
 	r.c = redisync.New(e.lib[0], redisync.WithWatchdogTimeout(lease), redisync.WithObserver(r.rec))
 	for i := range 3 {
 		r.rl = append(r.rl, redisync.New(e.lib[1+i], redisync.WithWatchdogTimeout(lease), redisync.WithObserver(r.rec)))
@@ -214,6 +271,7 @@ func (e *env) newRun(t *rapid.T) *run {
 
 // teardown leaves the servers as the run found them: running and empty.
 func (r *run) teardown() {
+	defer r.stopWatch()
 	r.e.srv[0].Resume()
 	r.c.Close()
 	for _, c := range r.rl {

@@ -32,7 +32,9 @@ import (
 //   - Do releases when fn fails or panics;
 //   - a hold whose key is deleted, overwritten or flushed, or whose server
 //     stalls past the lease, is reported lost (and only that hold); others
-//     stay held and renewed;
+//     stay held and renewed — but for a hold no renewal confirmed within
+//     its deadline on a machine seen loaded, which the watchdog reports lost
+//     by its documented rule (lapsed, checks_test.go);
 //   - Lock never returns a grant whose lease already ran out;
 //   - no renewal is made for a hold that is over;
 //   - Lock and TryLock with a done ctx change nothing; fencing tokens of a
@@ -102,10 +104,11 @@ type handle struct {
 
 	reentrant, nonReentrant, sharedOwner bool
 
-	count   int    // holds of this handle (the model)
-	token   uint64 // the token seen at grant
-	lost    bool   // lost and not yet unlocked
-	wasLost bool   // the last hold ended by a loss
+	count     int       // holds of this handle (the model)
+	token     uint64    // the token seen at grant
+	grantedAt time.Time // when the last Lock of the hold returned (its lease was confirmed before)
+	lost      bool      // lost and not yet unlocked
+	wasLost   bool      // the last hold ended by a loss
 }
 
 // lockM is the model of one lock name.
@@ -236,6 +239,7 @@ func (r *run) granted(h *handle, o outcome, from *handle) {
 	}
 	h.count++
 	h.token = tok
+	h.grantedAt = time.Now()
 	h.wasLost = false
 	r.e.stats[outcomeNames[o]+" "+h.lk.kind]++
 	if o == oNest && from != h {
