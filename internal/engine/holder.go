@@ -58,7 +58,7 @@ func keysDenied(err error) bool {
 	return errors.As(err, &re) && strings.HasPrefix(re.Error(), "NOPERM") && strings.Contains(re.Error(), "keys")
 }
 
-// LockHolder is one owner of a lock hash as LockHolders reads it.
+// LockHolder is one owner of a lock hash as LockState.Holders reads it.
 type LockHolder struct {
 	Owner string
 	Count int
@@ -206,19 +206,4 @@ func (st *LockState) Holders() []LockHolder {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Owner < out[j].Owner })
 	return out
-}
-
-// LockHolders reads the holders of the lock hash name of shape want
-// (ShapeLock for rlock and fairlock, ShapeRWLock for rwlock), with their
-// records, in one round trip (see ReadLock). Another kind's lock or
-// anything else under name is a *errs.WrongKindError.
-func (e *Engine) LockHolders(ctx context.Context, name, want string) ([]LockHolder, error) {
-	st, err := e.ReadLock(ctx, name, true)
-	if err == nil {
-		err = st.ExpectShape(name, want)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return st.Holders(), nil
 }

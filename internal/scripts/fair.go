@@ -47,22 +47,12 @@ func (k *FairKeys) list() []string {
 // a free lock.
 func (k *FairKeys) WaiterChannel(owner string) string { return k.Channel + ":" + owner }
 
-// FairAcquire runs fair_acquire.lua. waiterTimeoutMs "0" makes one attempt
-// without joining the queue (TryLock).
-func FairAcquire(ctx context.Context, c rueidis.Client, k *FairKeys, leaseMs, owner string, nonReentrant bool, waiterTimeoutMs, publish string) (Acquired, error) {
-	return FairAcquireLatched(ctx, c, k, leaseMs, owner, nonReentrant, waiterTimeoutMs, publish, Latch{})
-}
-
-// FairAcquireLatched is FairAcquire for a handle with a latch (see
+// FairAcquireLatched runs fair_acquire.lua. waiterTimeoutMs "0" makes one
+// attempt without joining the queue (TryLock). l is the handle's latch (see
 // LockAcquireLatched).
 func FairAcquireLatched(ctx context.Context, c rueidis.Client, k *FairKeys, leaseMs, owner string, nonReentrant bool, waiterTimeoutMs, publish string, l Latch) (Acquired, error) {
 	args := []string{leaseMs, owner, flag(nonReentrant), waiterTimeoutMs, publish, l.Field, l.Req, k.Holder}
 	return parseAcquired(fairAcquire.Exec(ctx, c, k.list(), args))
-}
-
-// FairRelease runs fair_release.lua (the contract of LockRelease).
-func FairRelease(ctx context.Context, c rueidis.Client, k *FairKeys, owner, leaseMs string, expected int64, publish string) (Released, error) {
-	return FairReleaseWith(ctx, c, k, owner, leaseMs, publish, ReleaseArgs{Expected: expected})
 }
 
 // FairReleaseWith runs fair_release.lua with every argument of ReleaseArgs.

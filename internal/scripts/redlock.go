@@ -82,22 +82,6 @@ func RedlockRelease(ctx context.Context, c rueidis.Client, k *RedlockKeys, owner
 	return n == 1, err
 }
 
-// RedlockRenew runs redlock_renew.lua for one hold: whether the node's lock
-// is still this owner's (and now extended). The watchdog renews in batches
-// with RedlockRenewBatch instead.
-func RedlockRenew(ctx context.Context, c rueidis.Client, k *RedlockKeys, owner, leaseMs string) (bool, error) {
-	items := []RenewItem{{Key: k.Lock, Owner: owner, Info: k.Info}}
-	res := c.Do(ctx, redlockRenew.Command(c, leaseMs, items))
-	if IsNoScript(res.Error()) {
-		res = redlockRenew.Fallback(ctx, c, leaseMs, items)
-	}
-	alive, err := ParseRenew(res, 1)
-	if err != nil {
-		return false, err
-	}
-	return alive[0], nil
-}
-
 // RedlockForceUnlock runs redlock_force_unlock.lua on one node: whether a
 // lock was deleted there.
 func RedlockForceUnlock(ctx context.Context, c rueidis.Client, k *RedlockKeys) (bool, error) {

@@ -174,25 +174,3 @@ func TestHungCommandDoesNotCostTheOtherLeases(t *testing.T) {
 	assert.Empty(t, healthyLost, "a hung neighbour cost a healthy lease")
 	assert.Equal(t, 5, w.Len())
 }
-
-// oldShape is a Renewer written for the API before per-lease results.
-type oldShape struct{ err error }
-
-func (o oldShape) Renew(_ context.Context, leases []*Lease) ([]bool, error) {
-	if o.err != nil {
-		return nil, o.err
-	}
-	alive := make([]bool, len(leases))
-	for i := range alive {
-		alive[i] = i%2 == 0
-	}
-	return alive, nil
-}
-
-func TestFromBoolsKeepsOldRenewersWorking(t *testing.T) {
-	res := FromBools(oldShape{}).Renew(context.Background(), make([]*Lease, 3))
-	assert.Equal(t, []Result{{Status: Alive}, {Status: Gone}, {Status: Alive}}, res)
-	boom := errors.New("boom")
-	res = FromBools(oldShape{err: boom}).Renew(context.Background(), make([]*Lease, 2))
-	assert.Equal(t, Unknowns(2, boom), res)
-}

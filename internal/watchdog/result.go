@@ -61,38 +61,3 @@ func Unknowns(n int, err error) []Result {
 	}
 	return out
 }
-
-// BoolRenewer is the shape Renewer had before per-lease results: alive[i]
-// for each lease, or one error that makes the whole batch unknown.
-//
-// Deprecated: implement Renewer, so that one failing command costs only its
-// own leases. Wrap an existing implementation with FromBools meanwhile.
-type BoolRenewer interface {
-	Renew(ctx context.Context, leases []*Lease) (alive []bool, err error)
-}
-
-// FromBools adapts a BoolRenewer to Renewer: an error makes every lease of
-// the batch Unknown, as it always did for that shape.
-//
-// Deprecated: implement Renewer.
-func FromBools(r BoolRenewer) Renewer { return boolRenewer{r} }
-
-type boolRenewer struct{ r BoolRenewer }
-
-func (b boolRenewer) Renew(ctx context.Context, leases []*Lease) []Result {
-	alive, err := b.r.Renew(ctx, leases)
-	if err != nil {
-		return Unknowns(len(leases), err)
-	}
-	if len(alive) != len(leases) {
-		return Unknowns(len(leases), errShortReply)
-	}
-	out := make([]Result, len(leases))
-	for i, ok := range alive {
-		out[i].Status = Gone
-		if ok {
-			out[i].Status = Alive
-		}
-	}
-	return out
-}
