@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"time"
 )
 
@@ -47,7 +46,7 @@ func (e *Engine) Persist(ctx context.Context, until time.Time, confirm bool, sen
 	e.abandonMu.Lock()
 	given := e.abandon
 	e.abandonMu.Unlock()
-	pace, missed := undoPace, false
+	pace, missed := Backoff{Min: undoPace, Max: undoPaceMax}, false
 	for {
 		uctx, cancel := e.Undo(ctx)
 		answered := send(uctx)
@@ -63,9 +62,11 @@ func (e *Engine) Persist(ctx context.Context, until time.Time, confirm bool, sen
 		if once || given.Err() != nil {
 			return
 		}
-		wait := pace/2 + rand.N(pace/2+1)
-		if !answered {
-			pace = min(2*pace, undoPaceMax)
+		var wait time.Duration
+		if answered {
+			wait = pace.Again() // the confirmation: an answer does not slow the pace
+		} else {
+			wait = pace.Next()
 		}
 		if time.Now().Add(wait).After(until) {
 			return

@@ -2,7 +2,6 @@ package hold
 
 import (
 	"context"
-	"math/rand/v2"
 	"time"
 
 	"github.com/redisync/redisync/internal/engine"
@@ -278,13 +277,13 @@ func (h *Hold) run(ctx context.Context, j *job) (error, bool) {
 // transient transport errors for up to engine.CompensateTimeout.
 func (h *Hold) send(ctx context.Context, args scripts.ReleaseArgs) (scripts.Released, error) {
 	deadline := time.Now().Add(engine.CompensateTimeout)
-	backoff := 10 * time.Millisecond
+	backoff := engine.Backoff{Min: 10 * time.Millisecond, Max: 500 * time.Millisecond}
 	for {
 		r, err := h.cfg.Release(ctx, args)
 		if err == nil || !engine.Transient(err) || ctx.Err() != nil || h.cfg.Engine.IsClosed() {
 			return r, err
 		}
-		wait := backoff/2 + rand.N(backoff/2+1)
+		wait := backoff.Next()
 		if time.Now().Add(wait).After(deadline) {
 			return r, err
 		}
@@ -295,7 +294,6 @@ func (h *Hold) send(ctx context.Context, args scripts.ReleaseArgs) (scripts.Rele
 			t.Stop()
 			return r, err
 		}
-		backoff = min(2*backoff, 500*time.Millisecond)
 	}
 }
 
