@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"github.com/redisync/redisync"
@@ -22,12 +21,6 @@ const MaxCount = 1<<53 - 1
 // ErrInvalidCount is returned, before any I/O, by TrySetCount for a count
 // below 1 or above MaxCount.
 var ErrInvalidCount = errors.New("latch: count out of range")
-
-// Backoff bounds for a wait that meets a transient transport error.
-const (
-	minBackoff = 20 * time.Millisecond
-	maxBackoff = time.Second
-)
 
 // Latch is a handle on one countdown latch. It is a cheap value without
 // state of its own: every method asks Redis, and handles on one name (in
@@ -130,73 +123,21 @@ func (l *Latch) Await(ctx context.Context) error {
 	if err := l.check(ctx); err != nil {
 		return err
 	}
-	open, err := l.open(ctx)
-	if open {
+	_, _, err := l.e.Wait(ctx, engine.Wait{Channel: l.keys.Channel, All: true, Poll: l.poll}, l.open)
+	return l.failed(ctx, err)
+}
+
+// open is Await's attempt: it succeeds when the latch's count is zero.
+func (l *Latch) open(ctx context.Context) (bool, time.Duration, error) {
+	n, err := scripts.LatchCount(ctx, l.e.RC, &l.keys)
+	return err == nil && n <= 0, 0, err
+}
+
+// failed is what Await returns for the error the wait ended with.
+func (l *Latch) failed(ctx context.Context, err error) error {
+	if err == nil {
 		return nil
 	}
-	if err != nil && !l.retryable(ctx, err) {
-		return l.failed(ctx, err)
-	}
-	// From here on a message cannot be missed: the subscription is
-	// confirmed (or one poll interval passed) before the next check.
-	join := l.e.Hub.JoinAll
-	if wakeOne {
-		join = l.e.Hub.Join
-	}
-	w := join(ctx, l.keys.Channel)
-	defer w.Leave(false)
-	timer := time.NewTimer(l.poll)
-	defer timer.Stop()
-	select {
-	case <-w.Ready():
-	case <-timer.C:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-l.e.Closed():
-		return errs.ErrClosed
-	}
-	var backoff time.Duration
-	for {
-		open, err = l.open(ctx)
-		if open {
-			return nil
-		}
-		wait := l.poll
-		if err != nil {
-			if !l.retryable(ctx, err) {
-				return l.failed(ctx, err)
-			}
-			backoff = min(max(2*backoff, minBackoff), min(maxBackoff, max(l.poll, minBackoff)))
-			wait = backoff/2 + rand.N(backoff/2+1) // jittered: clients cut off together return apart
-		} else {
-			backoff = 0
-		}
-		timer.Reset(wait)
-		select {
-		case <-w.C():
-		case <-timer.C:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-l.e.Closed():
-			return errs.ErrClosed
-		}
-	}
-}
-
-// open reports whether the latch's count is zero.
-func (l *Latch) open(ctx context.Context) (bool, error) {
-	n, err := scripts.LatchCount(ctx, l.e.RC, &l.keys)
-	return err == nil && n <= 0, err
-}
-
-// retryable reports whether a wait that met err should go on: it is a
-// transient transport error, and neither ctx nor the Client ended.
-func (l *Latch) retryable(ctx context.Context, err error) bool {
-	return ctx.Err() == nil && !l.e.IsClosed() && engine.Transient(err)
-}
-
-// failed is what Await returns for err.
-func (l *Latch) failed(ctx context.Context, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return cerr
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -19,51 +18,86 @@ import (
 // see Hint for how a script's reply becomes one).
 type Attempt func(ctx context.Context) (acquired bool, hint time.Duration, err error)
 
-// Acquire runs the waiting loop shared by every primitive:
-//
-//  1. try once; done if acquired or on an error that is not transient;
-//  2. join the channel's subscription, and wait until it is confirmed (or one
-//     poll bound passes), so that no release after this point can be missed;
-//  3. try again; then wait for a wake-up, or for min(hint, MaxPoll), or for
-//     ctx — and repeat.
-//
-// A transient transport error (see Transient: a dropped connection, a server
-// restarting or loading) does not end the wait: the attempt is repeated
-// after a jittered backoff, within ctx. It returns ctx.Err() (unwrapped)
-// when ctx ends, ErrClosed when the Client is closed, a primitive's own
-// refusal as is, and a Redis or transport error or a WrongKindError wrapped
-// on one line with the primitive, the name and what was being done
-// (`rlock "name": waiting for the lock: EOF`, see Wrap). Wake-ups are only
-// hints: the bounded poll is what makes progress certain when messages are
-// lost.
-//
-// A grant is reported to the Observer as an Acquired event about target.
+// Acquire runs the wait loop (see Wait) for an acquisition: the
+// Preflight first, a grant reported to the Observer as an Acquired event
+// about target, and a failure named after the primitive. It returns
+// ctx.Err() (unwrapped) when ctx ends, ErrClosed when the Client is closed,
+// a primitive's own refusal as is, and a Redis or transport error or a
+// WrongKindError wrapped on one line with the primitive, the name and what
+// was being done (`rlock "name": waiting for the lock: EOF`, see Wrap).
 func (e *Engine) Acquire(ctx context.Context, channel string, target obs.Target, try Attempt) error {
 	start := time.Now()
 	if err := e.preflight(ctx, target, doingAcquire); err != nil {
 		return err
 	}
-	granted := func(sent time.Time, waited bool) {
+	waited, sent, err := e.Wait(ctx, Wait{Channel: channel}, try)
+	switch {
+	case err == nil:
+		if !waited {
+			sent = start // the first attempt's latency counts the preflight too
+		}
 		e.Observe(obs.Event{Kind: obs.Acquired, Primitive: target.Primitive, Name: target.Name,
 			Wait: time.Since(start), Latency: time.Since(sent), Waited: waited})
+		return nil
+	case waited:
+		return e.failed(ctx, target, doingWait, err)
 	}
+	return e.failed(ctx, target, doingAcquire, err)
+}
+
+// Wait is what one wait listens to: the channel whose messages say "try
+// again", whether a message is for every local waiter (a latch's) or for
+// one (a lock's release), and the poll bound.
+type Wait struct {
+	Channel string
+	All     bool          // join with Hub.JoinAll: every message wakes every waiter
+	Poll    time.Duration // the longest sleep without a message; 0: the Client's MaxPoll
+}
+
+// Wait runs the waiting loop shared by every primitive and the latch:
+//
+//  1. try once; done if it succeeded or on an error that is not transient;
+//  2. join the channel's subscription, and wait until it is confirmed (or one
+//     poll bound passes), so that no message after this point can be missed;
+//  3. try again; then wait for a wake-up, or for min(hint, poll bound), or
+//     for ctx — and repeat.
+//
+// A transient transport error (see Transient: a dropped connection, a server
+// restarting or loading) does not end the wait: the attempt is repeated
+// after a jittered backoff (never slower than the poll bound), within ctx.
+// Wake-ups are only hints: the bounded poll is what makes progress certain
+// when messages are lost.
+//
+// It returns nil when an attempt succeeded, ctx.Err() (unwrapped) when ctx
+// ends, ErrClosed when the Client is closed, and otherwise the error of the
+// attempt that ended the wait, as the attempt returned it; waited reports
+// whether that was a later attempt than the first (the caller had started
+// waiting), and sent when that attempt was sent.
+func (e *Engine) Wait(ctx context.Context, wait Wait, try Attempt) (waited bool, sent time.Time, err error) {
+	poll := wait.Poll
+	if poll <= 0 {
+		poll = e.Config.MaxPoll
+	}
+	sent = time.Now()
 	ok, hint, err := try(ctx)
 	if ok {
-		granted(start, false)
-		return nil
+		return false, sent, nil
 	}
 	if err != nil && !e.retryable(ctx, err) {
-		return e.failed(ctx, target, doingAcquire, err)
+		return false, sent, err
 	}
-	w := e.Hub.Join(ctx, channel)
-	unused := false
-	defer func() { w.Leave(unused) }()
+	join := e.Hub.Join
+	if wait.All {
+		join = e.Hub.JoinAll
+	}
+	w := join(ctx, wait.Channel)
+	unused := false // a wake-up taken and not acted on goes to another waiter
+	defer func() { w.Leave(unused && !wait.All) }()
 
-	var backoff time.Duration
-	first := e.pollBound(hint)
+	backoff := Backoff{Min: minBackoff, Max: min(maxBackoff, max(poll, minBackoff))}
+	first := pollBound(poll, hint)
 	if err != nil {
-		backoff = e.nextBackoff(backoff)
-		first = jitter(backoff)
+		first = backoff.Next()
 	}
 	timer := time.NewTimer(first)
 	defer timer.Stop()
@@ -71,47 +105,45 @@ func (e *Engine) Acquire(ctx context.Context, channel string, target obs.Target,
 	case <-w.Ready():
 	case <-timer.C:
 	case <-ctx.Done():
-		return ctx.Err()
+		return true, sent, ctx.Err()
 	case <-e.closed:
-		return errs.ErrClosed
+		return true, sent, errs.ErrClosed
 	}
 	for {
-		sent := time.Now()
+		sent = time.Now()
 		ok, hint, err = try(ctx)
 		if ok {
-			granted(sent, true)
-			return nil
+			return true, sent, nil
 		}
 		if err != nil {
 			if !e.retryable(ctx, err) {
 				if ctx.Err() == nil {
 					unused = true // a failed attempt should not swallow a wake-up
 				}
-				return e.failed(ctx, target, doingWait, err)
+				return true, sent, err
 			}
 			// Transient: try again after a backoff; wake-ups stay queued.
-			backoff = e.nextBackoff(backoff)
-			timer.Reset(jitter(backoff))
+			timer.Reset(backoff.Next())
 			select {
 			case <-timer.C:
 			case <-ctx.Done():
-				return ctx.Err()
+				return true, sent, ctx.Err()
 			case <-e.closed:
-				return errs.ErrClosed
+				return true, sent, errs.ErrClosed
 			}
 			continue
 		}
-		backoff = 0
+		backoff.Reset()
 		unused = false
-		timer.Reset(e.pollBound(hint))
+		timer.Reset(pollBound(poll, hint))
 		select {
 		case <-w.C():
 			unused = true
 		case <-timer.C:
 		case <-ctx.Done():
-			return ctx.Err()
+			return true, sent, ctx.Err()
 		case <-e.closed:
-			return errs.ErrClosed
+			return true, sent, errs.ErrClosed
 		}
 		// Since Go 1.23 (go.mod says 1.25) Reset discards a stale fire, so
 		// the timer needs no draining here.
@@ -227,17 +259,6 @@ const (
 	maxBackoff = time.Second
 )
 
-func (e *Engine) nextBackoff(d time.Duration) time.Duration {
-	limit := min(maxBackoff, max(e.Config.MaxPoll, minBackoff))
-	return min(max(2*d, minBackoff), limit)
-}
-
-// jitter spreads d over [d/2, d), so that clients cut off together do not
-// come back together.
-func jitter(d time.Duration) time.Duration {
-	return d/2 + rand.N(d/2+1)
-}
-
 // Transient reports whether err is in errs.Classify's Transient class: a
 // failure to talk to Redis that may pass by itself (a dropped or refused
 // connection, a timeout on the wire, a server loading, a failover or a
@@ -261,10 +282,10 @@ func Hint(ms int64) time.Duration {
 }
 
 // pollBound is how long to wait before the next attempt without a wake-up:
-// the hint when it is shorter than MaxPoll (a lease about to run out), else
-// MaxPoll.
-func (e *Engine) pollBound(hint time.Duration) time.Duration {
-	d := e.Config.MaxPoll
+// the hint when it is shorter than the poll bound (a lease about to run
+// out), else the poll bound.
+func pollBound(poll, hint time.Duration) time.Duration {
+	d := poll
 	if hint > 0 && hint < d {
 		d = hint
 	}
