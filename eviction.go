@@ -11,6 +11,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/redisync/redisync/internal/engine"
+	"github.com/redisync/redisync/internal/hold"
 	"github.com/redisync/redisync/internal/obs"
 )
 
@@ -115,7 +116,7 @@ type evictionChecker struct {
 	risky  atomic.Pointer[EvictionPolicyError] // a node that may evict, nil if none
 	looked atomic.Bool                         // a look has ended: risky is a verdict
 
-	turn  chan struct{}           // one look at a time: a token taken by the looker
+	turn  hold.OpLock             // one look at a time
 	nodes map[string]*nodeVerdict // guarded by turn
 }
 
@@ -127,7 +128,7 @@ type nodeVerdict struct {
 }
 
 func newEvictionChecker(mode EvictionCheck, e *engine.Engine, rc rueidis.Client) *evictionChecker {
-	return &evictionChecker{mode: mode, e: e, rc: rc, turn: make(chan struct{}, 1), nodes: map[string]*nodeVerdict{}}
+	return &evictionChecker{mode: mode, e: e, rc: rc, turn: hold.NewOpLock(), nodes: map[string]*nodeVerdict{}}
 }
 
 // preflight runs before each acquisition: almost always a clock read and
@@ -159,23 +160,17 @@ func (c *evictionChecker) preflight(ctx context.Context, target obs.Target) erro
 // short by its caller's ctx is no verdict: the next caller looks again.
 func (c *evictionChecker) look(ctx context.Context, target obs.Target, first bool) {
 	if first {
-		select {
-		case c.turn <- struct{}{}:
-		case <-ctx.Done():
+		if c.turn.LockCtx(ctx) != nil {
 			return
 		}
 		if c.looked.Load() {
-			<-c.turn
+			c.turn.Unlock()
 			return // another caller's look ended meanwhile
 		}
-	} else {
-		select {
-		case c.turn <- struct{}{}:
-		default:
-			return
-		}
+	} else if !c.turn.TryLock() {
+		return
 	}
-	defer func() { <-c.turn }()
+	defer c.turn.Unlock()
 	wait := evictionRecheck
 	var risky *EvictionPolicyError
 	for addr, node := range c.rc.Nodes() {

@@ -109,8 +109,6 @@ type Mutex struct {
 	handed []redisync.Locker
 }
 
-var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
-
 // New returns a lock over the given components. It does no I/O.
 //
 // The components may be any redisync.Locker values: locks of every kind, a
@@ -187,7 +185,7 @@ func newMutex(lockers []redisync.Locker) *Mutex {
 		}
 		return cmp.Compare(a.name, b.name)
 	})
-	m := &Mutex{done: closedChan, err: redisync.ErrNotHeld, sameErr: sameErr, op: hold.NewOpLock()}
+	m := &Mutex{done: hold.Closed, err: redisync.ErrNotHeld, sameErr: sameErr, op: hold.NewOpLock()}
 	for _, en := range entries {
 		m.parts = append(m.parts, en.l)
 		m.names = append(m.names, en.name)

@@ -141,7 +141,7 @@ func (l *permitLocker) Done() <-chan struct{} {
 	if p := l.current(); p != nil {
 		return p.Done()
 	}
-	return closedChan
+	return hold.Closed
 }
 
 // Err returns nil while the permits are held, an error matching
@@ -165,5 +165,3 @@ func (l *permitLocker) current() *Permit {
 	defer l.mu.Unlock()
 	return l.cur
 }
-
-var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()

@@ -87,14 +87,16 @@ type loss struct {
 	err   error  // what its Unlock reports
 }
 
-var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+// Closed is a channel that is closed: the Done of a handle that holds
+// nothing (every lock kind's, multilock's and semaphore's Locker's too).
+var Closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // LatchPrefix starts the name of a handle's latch field in a lock hash.
 const LatchPrefix = "redisync:latch:"
 
 // New returns a Hold with no hold.
 func New(cfg Config) *Hold {
-	h := &Hold{cfg: cfg, op: newOpLock(), done: closedChan, err: errs.ErrNotHeld}
+	h := &Hold{cfg: cfg, op: newOpLock(), done: Closed, err: errs.ErrNotHeld}
 	h.self = [1]*Hold{h}
 	if cfg.Shared && cfg.Latched && !sharedOwnerAsUnique && !latchDisabled {
 		h.latch = LatchPrefix + cfg.Engine.NewOwner()

@@ -46,9 +46,9 @@ func (l opLock) TryLock() bool {
 
 func (l opLock) Unlock() { <-l }
 
-// OpLock is the op lock for a lock that serializes its round trips above
-// its components' holds (a multilock's rounds and releases), so that its
-// waits for them are bounded by ctx in the same way.
+// OpLock is the op lock for whatever else takes turns with waits bounded
+// by ctx in the same way: a multilock's rounds and releases above its
+// components' holds, the Client's eviction check's looks at the nodes.
 type OpLock = opLock
 
 // NewOpLock returns a free OpLock.
