@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/redisync/redisync"
@@ -39,17 +38,9 @@ func (m *Mutex) views(ctx context.Context, records bool) ([]nodeView, error) {
 		return nil, m.nameErr
 	}
 	out := make([]nodeView, len(m.nodes))
-	var wg sync.WaitGroup
-	for i, n := range m.nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			nctx, cancel := context.WithTimeout(ctx, m.nodeTimeout)
-			defer cancel()
-			out[i] = n.view(nctx, records)
-		}()
-	}
-	wg.Wait()
+	m.nodes.each(ctx, m.nodeTimeout, func(ctx context.Context, i int, n *node) {
+		out[i] = n.view(ctx, records)
+	})
 	var failed []error
 	for _, v := range out {
 		if v.err != nil {
@@ -183,21 +174,13 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 	}
 	deleted := make([]bool, len(m.nodes))
 	failed := make([]error, len(m.nodes))
-	var wg sync.WaitGroup
-	for i, n := range m.nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			nctx, cancel := context.WithTimeout(ctx, m.nodeTimeout)
-			defer cancel()
-			deleted[i], failed[i] = engine.WithInfoKey(n.e, m.name, func(info string) (bool, error) {
-				k := n.keys
-				k.Info = info
-				return scripts.RedlockForceUnlock(nctx, n.e.RC, &k)
-			})
-		}()
-	}
-	wg.Wait()
+	m.nodes.each(ctx, m.nodeTimeout, func(ctx context.Context, i int, n *node) {
+		deleted[i], failed[i] = engine.WithInfoKey(n.e, m.name, func(info string) (bool, error) {
+			k := n.keys
+			k.Info = info
+			return scripts.RedlockForceUnlock(ctx, n.e.RC, &k)
+		})
+	})
 	found := false
 	for _, d := range deleted {
 		found = found || d

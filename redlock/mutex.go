@@ -24,7 +24,7 @@ import (
 // sync.Mutex, unless it was made with WithReentrant (see the package doc's
 // Ownership section). All methods are safe for concurrent use.
 type Mutex struct {
-	nodes       []*node
+	nodes       nodeSet
 	e0          *engine.Engine // the first client: its watchdog, id, observer
 	name, owner string
 	nameErr     error // the name or the lease cannot be used: every method returns it
@@ -46,15 +46,12 @@ type Mutex struct {
 	gate *hold.Gate // nil for a reentrant handle
 	// hold is the handle's hold: count, token, Done, Err, renewal and the
 	// queue of releases (internal/hold). Its acquire is the quorum round,
-	// its release the release on every node.
+	// its release the release on every node. Its op lock serializes the
+	// handle's traffic to the nodes, rounds and releases: it is held only
+	// while the caller waits, since replies that come later are awaited by
+	// Client tasks that can only act on their own round's key value (see
+	// rounds).
 	hold *hold.Hold
-
-	// op serializes the handle's traffic to the nodes: quorum rounds and
-	// the hold's releases (a channel of one token, so that a round can stop
-	// waiting for it when ctx ends). It is held only while the caller waits:
-	// replies that come later are awaited by Client tasks without it, since
-	// they can only act on their own round's key value (see rounds).
-	op chan struct{}
 
 	// rounds numbers the handle's phase-1 rounds. Each round's key value is
 	// its own, owner:round, so the late acquire or late release of one round
@@ -81,7 +78,7 @@ func New(clients []*redisync.Client, name string, opts ...Option) *Mutex {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	m := &Mutex{name: name, op: make(chan struct{}, 1)}
+	m := &Mutex{name: name}
 	seen := map[*engine.Engine]bool{}
 	longest := o.lease
 	for i, c := range clients {
@@ -302,21 +299,15 @@ func (m *Mutex) attempt(ctx context.Context) (bool, *QuorumError, error) {
 // value is its own (see rounds), so replies still owed when it returns are
 // awaited by Client tasks and the handle's next round goes out at once.
 func (m *Mutex) round(ctx context.Context, start time.Time) (uint64, *QuorumError, error) {
-	if err := m.lockOp(ctx); err != nil {
-		return 0, nil, err
-	}
-	defer m.unlockOp()
 	value := m.owner + ":" + strconv.FormatUint(m.rounds.Add(1), 10)
 
 	p := m.sendAcquires(ctx, value)
-	// The wait leaves at least half the lease as validity, however long
-	// the process stalls in it.
-	if !p.collect(ctx, m.nodeTimeout, m.lease/2-time.Since(start)) {
-		if mutantAbandon {
-			_, rest := m.release(ctx, m.allNodes(), value, m.releaseWait())
-			m.awaitLate(rest)
-			return 0, nil, ctx.Err()
-		}
+	// The node timeout starts once the acquires are on their way, not at
+	// the round's start: the time a round waited for the handle's previous
+	// operation is not the nodes' (it counts against the validity, which
+	// is measured from the start). The wait leaves at least half the lease
+	// as validity, however long the process stalls in it.
+	if !p.wait(ctx, m.nodeTimeout, m.lease/2-time.Since(start), m.duringCollect) {
 		m.settleLate(p, value, true)
 		return 0, nil, ctx.Err()
 	}
@@ -333,31 +324,41 @@ func (m *Mutex) round(ctx context.Context, start time.Time) (uint64, *QuorumErro
 			nodeErrs[i] = ErrNodeTimeout
 		case r.err != nil:
 			nodeErrs[i] = r.err
-		case !n.state.observe(r.grant.RunID, now, m.quarantine):
+		case !n.state.observe(r.v.RunID, now, m.quarantine):
 			nodeErrs[i] = ErrNodeRestarted
-		case !r.grant.Granted:
+		case !r.v.Granted:
 			nodeErrs[i] = ErrNodeBusy
 		default:
 			granted++
-			readings = append(readings, r.grant.Value)
+			readings = append(readings, r.v.Value)
 		}
 	}
 	valid := validity(m.lease, now.Sub(start))
 	if granted >= quorum(len(m.nodes)) && valid > 0 {
 		token := chooseToken(readings)
-		fenceErrs := fanOut(ctx, m.nodes, m.nodeTimeout, valid, func(ctx context.Context, i int, n *node) error {
-			if nodeErrs[i] != nil {
-				return nodeErrs[i]
+		var granting []int
+		for i, err := range nodeErrs {
+			if err == nil {
+				granting = append(granting, i)
 			}
+		}
+		// The fence may be abandoned in flight: it only raises the
+		// counter, and a node it did not reach in time is not in the hold.
+		f := sendCut(ctx, m.nodes, granting, func(ctx context.Context, n *node) (bool, error) {
 			ok, err := scripts.RedlockFence(ctx, n.e.RC, &n.keys, value, token)
 			if err == nil && !ok {
 				err = ErrNodeBusy // the key expired or was taken there meanwhile
 			}
-			return err
+			return ok, err
 		})
+		f.wait(ctx, m.nodeTimeout, valid, nil)
+		f.cut(ctx)
+		fenceErrs := f.errs(nil)
 		fenced := 0
-		for _, err := range fenceErrs {
-			if err == nil {
+		for i, err := range nodeErrs {
+			if err != nil {
+				fenceErrs[i] = err
+			} else if fenceErrs[i] == nil {
 				fenced++
 			}
 		}
@@ -392,15 +393,11 @@ func (m *Mutex) round(ctx context.Context, start time.Time) (uint64, *QuorumErro
 func (m *Mutex) undo(ctx context.Context, p *phase1, value string) {
 	var idx []int
 	for i, ok := range p.replied {
-		if ok && p.got[i].mayHold() {
+		if ok && mayHold(p.got[i]) {
 			idx = append(idx, i)
 		}
 	}
-	if mutantAbandon {
-		idx = m.allNodes()
-	} else {
-		m.settleLate(p, value, false)
-	}
+	m.settleLate(p, value, false)
 	if len(idx) == 0 {
 		return
 	}
@@ -433,12 +430,6 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	if m.nameErr != nil {
 		return m.nameErr
 	}
-	if mutantUnlockDeadlock {
-		// Issue 12's defect 1: Unlock holds the handle's op while the
-		// release it starts needs it.
-		m.op <- struct{}{}
-		defer m.unlockOp()
-	}
 	// Whatever the release reports, the hold has ended here: let the next
 	// goroutine sharing the handle in.
 	defer m.gate.Exit()
@@ -461,9 +452,7 @@ func (m *Mutex) releaseHold(ctx context.Context, a scripts.ReleaseArgs) (scripts
 		// handle's to release, and such an Unlock is ErrNotHeld.
 		return scripts.Released{}, nil
 	}
-	m.op <- struct{}{} // bounded: op is held only while a caller waits
-	errs, rest := m.release(ctx, m.allNodes(), m.holdValue(), m.releaseWait())
-	m.unlockOp()
+	errs, rest := m.release(ctx, m.nodes.all(), m.holdValue(), m.releaseWait())
 	m.awaitLate(rest)
 	for _, err := range errs {
 		if err == nil {
@@ -491,48 +480,3 @@ func (m *Mutex) Done() <-chan struct{} { return m.hold.Done() }
 // Err returns nil while held, an error matching redisync.ErrLockLost after
 // a loss, and redisync.ErrNotHeld otherwise.
 func (m *Mutex) Err() error { return m.hold.Err() }
-
-// fanOut runs f on every node in parallel and waits for the replies for
-// timeout, as a nodeWait counts it (a stall of this process is not the
-// nodes'), but never past limit; stragglers are then cancelled and
-// awaited, and their error is ErrNodeTimeout. A reply that is in by then
-// counts. Only for commands that may be abandoned in flight (fence): never
-// for an acquire or a release.
-func fanOut(ctx context.Context, nodes []*node, timeout, limit time.Duration, f func(ctx context.Context, i int, n *node) error) []error {
-	type result struct {
-		i   int
-		err error
-	}
-	results := make(chan result, len(nodes))
-	nctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	for i, n := range nodes {
-		go func() { results <- result{i, f(nctx, i, n)} }() // awaited below
-	}
-	errs := make([]error, len(nodes))
-	pending := len(nodes)
-	w := newNodeWait(timeout, limit)
-	defer w.stop()
-	for waiting := true; waiting && pending > 0; {
-		select {
-		case r := <-results:
-			errs[r.i] = r.err
-			pending--
-		case <-w.C():
-			waiting = !w.expired()
-		case <-ctx.Done():
-			waiting = false
-		}
-	}
-	cancel()
-	for ; pending > 0; pending-- {
-		r := <-results
-		errs[r.i] = r.err
-		if r.err != nil && ctx.Err() == nil {
-			// Cut short by the node timeout, not by the caller's ctx: say
-			// so, so that a live ctx never sees context.Canceled.
-			errs[r.i] = ErrNodeTimeout
-		}
-	}
-	return errs
-}

@@ -8,119 +8,22 @@ import (
 	"github.com/redisync/redisync/internal/scripts"
 )
 
-// phase1 is the acquire fan-out of one attempt. An acquire is never
-// abandoned in flight: a command given up on may still run on its node after
-// the undo sent on another connection, and leave an orphan that no one
-// renews or releases (the rule engine.Settle gives rlock). So every node's
-// acquire runs with a context the caller's ctx does not cancel (bounded by
-// engine.CompensateTimeout); the attempt stops waiting at the node timeout or
-// when ctx ends, and a reply that comes later is handled by settleLate.
-type phase1 struct {
-	results chan nodeReply // one reply per node, buffered
-	replied []bool
-	got     []nodeReply // by node, where replied
-	pending int         // replies not received yet
-	// awaited counts the pending replies collect waits for: those of nodes
-	// that were not stalled when the round began (see nodeState.stalled).
-	awaited int
-	stalled []bool
-	// duringWait, when set (tests), runs in collect once the node wait has
-	// begun: the Mutex's duringCollect.
-	duringWait func()
-}
+// phase1 is the acquire fan-out of one round (a sendKept flight: an
+// acquire is never abandoned in flight, or it could leave an orphan that
+// no one renews or releases). The round stops waiting at the node timeout
+// or when ctx ends, and a reply that comes later is handled by settleLate.
+type phase1 = flight[scripts.RedlockGrant]
 
-// nodeReply is one node's answer to the phase-1 acquire.
-type nodeReply struct {
-	i     int
-	grant scripts.RedlockGrant
-	err   error
-}
-
-// mayHold reports whether the node may hold the round's key after this
-// reply: it granted, or the outcome is unknown (an error: the script may
-// have run before it failed, or the reply was lost).
-func (r nodeReply) mayHold() bool { return r.err != nil || r.grant.Granted }
+// mayHold reports whether the node may hold the round's key after its
+// phase-1 reply r: it granted, or the outcome is unknown (an error: the
+// script may have run before it failed, or the reply was lost).
+func mayHold(r reply[scripts.RedlockGrant]) bool { return r.err != nil || r.v.Granted }
 
 // sendAcquires starts phase 1 on every node, for the round's key value.
 func (m *Mutex) sendAcquires(ctx context.Context, value string) *phase1 {
-	p := &phase1{
-		results: make(chan nodeReply, len(m.nodes)),
-		replied: make([]bool, len(m.nodes)),
-		got:     make([]nodeReply, len(m.nodes)),
-		pending: len(m.nodes),
-		stalled: make([]bool, len(m.nodes)),
-
-		duringWait: m.duringCollect,
-	}
-	now := time.Now()
-	for i, n := range m.nodes {
-		p.stalled[i] = n.state.stalled(now, m.nodeTimeout)
-		if !p.stalled[i] {
-			p.awaited++
-		}
-		n.state.sent(now)
-	}
-	for i, n := range m.nodes {
-		go func() { // its reply is received by collect or by settleLate's task
-			actx, cancel := m.e0.Background(ctx) // ends when the task's Client gives it up
-			if mutantAbandon {
-				actx, cancel = context.WithTimeout(ctx, m.nodeTimeout)
-			}
-			defer cancel()
-			g, err := scripts.RedlockAcquire(actx, n.e.RC, &n.keys, value, m.leaseMs)
-			n.state.returned(time.Now(), err == nil || scripts.IsReply(err))
-			p.results <- nodeReply{i: i, grant: g, err: err}
-		}()
-	}
-	return p
-}
-
-// collect waits for the replies for the node timeout d (counted as
-// nodeWait counts it: a stall of this process is not charged to the nodes,
-// and the wait never outlasts limit) or until ctx ends, and not for nodes
-// that were stalled when the round began; it reports false when ctx ended
-// first. A reply that is already in when the wait stops counts, even if
-// the node timeout has passed: a client stalled by a busy machine should
-// not throw away answers that arrived (the validity check accounts for the
-// time that passed).
-//
-// The node timeout starts here, once the acquires are on their way, not
-// at the attempt's start: the time a round waited for the handle's
-// previous operation is not the nodes' either (it counts against the
-// validity, which is measured from the start).
-func (p *phase1) collect(ctx context.Context, d, limit time.Duration) bool {
-	w := newNodeWait(d, limit)
-	defer w.stop()
-	if p.duringWait != nil {
-		p.duringWait()
-	}
-	for waiting := true; waiting && p.awaited > 0; {
-		select {
-		case r := <-p.results:
-			p.take(r)
-		case <-w.C():
-			waiting = !w.expired()
-		case <-ctx.Done():
-			waiting = false
-		}
-	}
-	for p.pending > 0 {
-		select {
-		case r := <-p.results:
-			p.take(r)
-		default:
-			return ctx.Err() == nil
-		}
-	}
-	return ctx.Err() == nil
-}
-
-func (p *phase1) take(r nodeReply) {
-	p.replied[r.i], p.got[r.i] = true, r
-	p.pending--
-	if !p.stalled[r.i] {
-		p.awaited--
-	}
+	return sendKept(ctx, m.e0, m.nodes, m.nodes.all(), m.nodeTimeout, func(ctx context.Context, n *node) (scripts.RedlockGrant, error) {
+		return scripts.RedlockAcquire(ctx, n.e.RC, &n.keys, value, m.leaseMs)
+	})
 }
 
 // settleLate undoes what phase 1 left behind, in a task the first Client
@@ -142,7 +45,7 @@ func (m *Mutex) settleLate(p *phase1, value string, alsoReplied bool) {
 	var undo, unknown []int
 	if alsoReplied {
 		for i, ok := range p.replied {
-			if ok && p.got[i].mayHold() {
+			if ok && mayHold(p.got[i]) {
 				undo = append(undo, i)
 				if p.got[i].err != nil {
 					unknown = append(unknown, i)
@@ -156,7 +59,7 @@ func (m *Mutex) settleLate(p *phase1, value string, alsoReplied bool) {
 	}
 	m.e0.Go(func() {
 		for range pending {
-			if r := <-p.results; r.mayHold() {
+			if r := p.next(); mayHold(r) {
 				undo = append(undo, r.i)
 				if r.err != nil {
 					unknown = append(unknown, r.i)

@@ -26,97 +26,18 @@ func (m *Mutex) releaseWait() time.Duration { return max(m.nodeTimeout, minRelea
 // those replies (see awaitLate). A late release deletes nothing but the
 // key of the round value names, so nothing else waits for it.
 func (m *Mutex) release(ctx context.Context, idx []int, value string, wait time.Duration) (errs []error, rest func()) {
-	type result struct {
-		i   int
-		err error
-	}
-	results := make(chan result, len(idx))
-	now := time.Now()
-	awaited := 0 // replies waited for: not those of stalled nodes
-	stalled := make([]bool, len(m.nodes))
-	for _, i := range idx {
-		stalled[i] = m.nodes[i].state.stalled(now, m.nodeTimeout)
-		if !stalled[i] {
-			awaited++
-		}
-		m.nodes[i].state.sent(now)
-	}
-	for _, i := range idx {
-		n := m.nodes[i]
-		go func() { // its result is received below or by rest
-			rctx, cancel := m.e0.Background(ctx) // ends when the task's Client gives it up
-			defer cancel()
-			_, err := scripts.RedlockRelease(rctx, n.e.RC, &n.keys, value)
-			n.state.returned(time.Now(), err == nil || scripts.IsReply(err))
-			results <- result{i, err}
-		}()
-	}
-	errs = make([]error, len(m.nodes))
-	replied := make([]bool, len(m.nodes))
-	pending := len(idx)
+	f := sendKept(ctx, m.e0, m.nodes, idx, m.nodeTimeout, func(ctx context.Context, n *node) (bool, error) {
+		return scripts.RedlockRelease(ctx, n.e.RC, &n.keys, value)
+	})
 	// A stall of this process is not charged to the nodes (see nodeWait),
 	// up to four times wait in all.
-	w := newNodeWait(wait, 4*wait)
-	defer w.stop()
-	for waiting := true; waiting && awaited > 0; {
-		select {
-		case r := <-results:
-			errs[r.i], replied[r.i] = r.err, true
-			pending--
-			if !stalled[r.i] {
-				awaited--
-			}
-		case <-w.C():
-			waiting = !w.expired()
-		case <-ctx.Done():
-			waiting = false
-		}
-	}
-	if pending == 0 {
-		return errs, nil
-	}
+	f.wait(ctx, wait, 4*wait, nil)
 	late := ErrNodeTimeout
 	if ctx.Err() != nil {
 		late = ctx.Err()
 	}
-	for _, i := range idx {
-		if !replied[i] {
-			errs[i] = late
-		}
-	}
-	return errs, func() {
-		for range pending {
-			<-results
-		}
-	}
+	return f.errs(late), f.rest()
 }
-
-// allNodes lists every node's index.
-func (m *Mutex) allNodes() []int {
-	idx := make([]int, len(m.nodes))
-	for i := range idx {
-		idx[i] = i
-	}
-	return idx
-}
-
-// lockOp takes op, the handle's one-operation-at-a-time token, waiting no
-// longer than ctx.
-func (m *Mutex) lockOp(ctx context.Context) error {
-	select {
-	case m.op <- struct{}{}:
-		return nil
-	default:
-	}
-	select {
-	case m.op <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (m *Mutex) unlockOp() { <-m.op }
 
 // awaitLate awaits the replies rest still owes in a task the first Client
 // owns (Close waits for it); nothing when rest is nil.

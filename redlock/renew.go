@@ -68,61 +68,68 @@ func (rn renewer) RenewEach(ctx context.Context, leases []*watchdog.Lease, repor
 }
 
 func (renewer) renew(ctx context.Context, leases []*watchdog.Lease, report func(int, watchdog.Result)) []watchdog.Result {
-	byNode := map[*engine.Engine][]vote{}
-	wait := map[*engine.Engine]time.Duration{}
+	var masters nodeSet // the batch's masters, each once
+	at := map[*engine.Engine]int{}
+	var byNode [][]vote
+	var wait []time.Duration
 	votes := make([][]watchdog.Result, len(leases))
 	for i, l := range leases {
 		m := l.Target.(*renewTarget).m
 		votes[i] = make([]watchdog.Result, len(m.nodes))
 		for j, n := range m.nodes {
-			byNode[n.e] = append(byNode[n.e], vote{i, j})
-			wait[n.e] = max(wait[n.e], m.nodeTimeout*4)
+			k, ok := at[n.e]
+			if !ok {
+				k = len(masters)
+				at[n.e] = k
+				masters = append(masters, &node{e: n.e})
+				byNode = append(byNode, nil)
+				wait = append(wait, 0)
+			}
+			byNode[k] = append(byNode[k], vote{i, j})
+			wait[k] = max(wait[k], m.nodeTimeout*4)
 		}
 	}
 	var mu sync.Mutex // guards votes and reported
 	reported := make([]bool, len(leases))
-	var wg sync.WaitGroup
-	for e, vs := range byNode {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			nctx, cancel := context.WithTimeout(ctx, wait[e])
-			defer cancel()
-			targets := make([]*engine.RenewTarget, len(vs))
-			for k, v := range vs {
-				rt := leases[v.lease].Target.(*renewTarget)
-				m := rt.m
-				targets[k] = &engine.RenewTarget{
-					Item:    scripts.RenewItem{Key: m.nodes[v.node].keys.Lock, Owner: rt.value, Info: m.nodes[v.node].keys.Info},
-					LeaseMs: m.leaseMs,
-				}
+	// Each master's bound is its own (the longest of its holds'): each's
+	// own timeout is 0, and the command is bounded inside.
+	masters.each(ctx, 0, func(ctx context.Context, k int, n *node) {
+		e, vs := n.e, byNode[k]
+		nctx, cancel := context.WithTimeout(ctx, wait[k])
+		defer cancel()
+		targets := make([]*engine.RenewTarget, len(vs))
+		for t, v := range vs {
+			rt := leases[v.lease].Target.(*renewTarget)
+			m := rt.m
+			targets[t] = &engine.RenewTarget{
+				Item:    scripts.RenewItem{Key: m.nodes[v.node].keys.Lock, Owner: rt.value, Info: m.nodes[v.node].keys.Info},
+				LeaseMs: m.leaseMs,
 			}
-			sent := time.Now()
-			res := engine.RenewOn(nctx, e, scripts.RedlockRenewBatch, targets)
-			e.ObserveRenewal("redlock", res, time.Since(sent))
-			var decided []int
-			var results []watchdog.Result
-			mu.Lock()
-			for k, v := range vs {
-				votes[v.lease][v.node] = res[k]
-				if report == nil || reported[v.lease] {
-					continue
-				}
-				// Votes not in yet count as Unknown: decide says Alive or
-				// Gone only when no further vote can change it.
-				if r := decide(votes[v.lease]); r.Status != watchdog.Unknown {
-					reported[v.lease] = true
-					decided = append(decided, v.lease)
-					results = append(results, r)
-				}
+		}
+		sent := time.Now()
+		res := engine.RenewOn(nctx, e, scripts.RedlockRenewBatch, targets)
+		e.ObserveRenewal("redlock", res, time.Since(sent))
+		var decided []int
+		var results []watchdog.Result
+		mu.Lock()
+		for t, v := range vs {
+			votes[v.lease][v.node] = res[t]
+			if report == nil || reported[v.lease] {
+				continue
 			}
-			mu.Unlock()
-			for k, i := range decided {
-				report(i, results[k])
+			// Votes not in yet count as Unknown: decide says Alive or
+			// Gone only when no further vote can change it.
+			if r := decide(votes[v.lease]); r.Status != watchdog.Unknown {
+				reported[v.lease] = true
+				decided = append(decided, v.lease)
+				results = append(results, r)
 			}
-		}()
-	}
-	wg.Wait()
+		}
+		mu.Unlock()
+		for t, i := range decided {
+			report(i, results[t])
+		}
+	})
 
 	out := make([]watchdog.Result, len(leases))
 	for i, vs := range votes {
