@@ -26,9 +26,8 @@ import (
 //     modelWake — with a 30 s poll, only the message explains that;
 //   - a cancelled waiter returns context.Canceled within modelWake.
 //
-// Teeth: go test -tags mutant_latch_wake_one -run TestModel fails (two
-// waiters on one Client at a count-down to zero: the second sleeps out
-// the poll).
+// Teeth: the mutant latch_wake_one makes it fail (two waiters on one
+// Client at a count-down to zero: the second sleeps out the poll).
 
 const modelWake = 5 * time.Second
 

@@ -624,9 +624,7 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	}
 	failed, err := m.releaseParts(ctx, reversed, false)
 	errs = append(errs, err)
-	if !mutantForget {
-		m.addOwed(failed)
-	}
+	m.addOwed(failed)
 	m.unlockOp(ctx)
 	err = ierrs.Join(errs...)
 	if errors.Is(err, redisync.ErrLockLost) {

@@ -69,8 +69,8 @@ func (f *failingUnlock) Unlock(ctx context.Context) error {
 
 // Defect 3 of issue 12, for a component whose Unlock reports a failure: the
 // multilock remembers it, and the retry releases it instead of saying
-// ErrNotHeld while the component stays held and renewed. Fails under
-// -tags mutant_multilock_forget.
+// ErrNotHeld while the component stays held and renewed (mutant
+// multilock_forget).
 func TestUnlockRetryReleasesTheComponentsThatFailed(t *testing.T) {
 	e := setup(t)
 	a := &failingUnlock{Mutex: rlock.New(e.C, "a")}

@@ -62,7 +62,7 @@ func (w *nodeWait) C() <-chan time.Time { return w.timer.C }
 // otherwise re-arms the timer for the next slice.
 func (w *nodeWait) expired() bool {
 	now := time.Now()
-	if late := now.Sub(w.due); late > stallTolerance && !mutantStallBlind {
+	if late := now.Sub(w.due); late > stallTolerance {
 		// The process was stalled for about late: not the nodes' time.
 		// After a stall, one more slice of running time at least, so that
 		// replies that came in meanwhile are read before the wait ends.

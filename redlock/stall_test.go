@@ -47,8 +47,8 @@ kill -CONT $1`
 // expired first on resume and failed every node at once ("node did not
 // answer in time" on all five, beside a second make test). The wait
 // charges the stall to nobody: the round grants, with the validity
-// (2 s lease) measured across the stall. Fails with -tags
-// mutant_stall_blind.
+// (2 s lease) measured across the stall. The mutant redlock_stall_blind
+// makes it fail.
 func TestProcessStallIsNotChargedToTheNodes(t *testing.T) {
 	ms := startMasters(t, 5)
 	const (
