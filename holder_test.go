@@ -333,31 +333,6 @@ func sideKey(t *testing.T, env *locktest.Env, name string) string {
 	return fmt.Sprintf("%q expires=%v", dump, env.PTTL(t, infoKey(name)) != -1)
 }
 
-// tryLock is one attempt of kind k.
-func tryLock(k holdKind, c *redisync.Client, name string) error {
-	ctx := context.Background()
-	switch k.name {
-	case "rlock":
-		_, err := rlock.New(c, name).TryLock(ctx)
-		return err
-	case "fairlock":
-		_, err := fairlock.New(c, name).TryLock(ctx)
-		return err
-	case "semaphore":
-		_, _, err := semaphore.New(c, name, 2).TryAcquire(ctx, 1)
-		return err
-	case "rwlock read":
-		_, err := rwlock.New(c, name).TryRLock(ctx)
-		return err
-	case "rwlock write":
-		_, err := rwlock.New(c, name).TryLock(ctx)
-		return err
-	default:
-		_, err := redlock.New([]*redisync.Client{c}, name).TryLock(ctx)
-		return err
-	}
-}
-
 func TestExpiredHoldersRecordIsNotShownAndGoesWithTheNextGrant(t *testing.T) {
 	env := locktest.Setup(t)
 	ctx := locktest.Bg()

@@ -48,12 +48,6 @@ func (p *perLease) Renew(ctx context.Context, leases []*Lease) []Result {
 	return res
 }
 
-func (p *perLease) callCount() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.calls
-}
-
 // TestFailedRenewalsRetryAtThePaceNotInATightLoop: a renewal that keeps
 // failing fast (connection refused while a server is down) is retried every
 // TTL/10 (plus jitter) until the deadline. Before the fix the retry was due
