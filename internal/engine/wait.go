@@ -121,7 +121,7 @@ func (e *Engine) Acquire(ctx context.Context, channel string, target obs.Target,
 // retryable reports whether an attempt that failed with err should be
 // repeated: the caller still waits, and err is transient.
 func (e *Engine) retryable(ctx context.Context, err error) bool {
-	return !acquireGivesUpOnTransport && ctx.Err() == nil && !e.IsClosed() && Transient(err)
+	return ctx.Err() == nil && !e.IsClosed() && Transient(err)
 }
 
 // What an acquisition was doing when it failed, for Wrap: the first

@@ -157,8 +157,10 @@ func goTest(root, overlay string, m *mutant, timeout time.Duration) (string, err
 	if overlay != "" {
 		args = append(args, "-overlay", overlay)
 	}
-	args = append(args, m.flags...)
+	// The flags after the package: go test reads its own there, and passes
+	// the test binary's (e.g. -rapid.seed=1) on.
 	args = append(args, m.pkg)
+	args = append(args, m.flags...)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", args...)
