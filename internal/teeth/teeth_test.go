@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -27,7 +28,12 @@ func TestEveryMutantApplies(t *testing.T) {
 			continue
 		}
 		assert.NotEmpty(t, m.doc, "%s: says what it breaks", m.name)
-		assert.DirExists(t, filepath.Join(root, filepath.FromSlash(m.pkg)), "%s: its package", m.name)
+		dir := filepath.Join(root, filepath.FromSlash(m.pkg))
+		if assert.DirExists(t, dir, "%s: its package", m.name) {
+			for _, name := range testNames(m.test) {
+				assert.True(t, declares(t, dir, name), "%s: no test %s in %s", m.name, name, m.pkg)
+			}
+		}
 		for p, content := range files {
 			orig, err := os.ReadFile(filepath.Join(root, p))
 			require.NoError(t, err)
@@ -134,6 +140,31 @@ func TestSharesPartitionTheMutants(t *testing.T) {
 	}
 }
 
+// testNames are the test names a -run pattern of the form ^TestX$ or
+// ^(TestX|TestY)$ names (none for another form).
+func testNames(pattern string) []string {
+	m := regexp.MustCompile(`^\^\(?((?:Test\w+\|?)+)\)?\$$`).FindStringSubmatch(pattern)
+	if m == nil {
+		return nil
+	}
+	return strings.Split(m[1], "|")
+}
+
+// declares reports whether a _test.go file of dir declares the test name.
+func declares(t *testing.T, dir, name string) bool {
+	paths, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	require.NoError(t, err)
+	decl := regexp.MustCompile(`(?m)^func ` + name + `\(t \*testing\.T\)`)
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		if decl.Match(data) {
+			return true
+		}
+	}
+	return false
+}
+
 func writeMutant(t *testing.T, text string) *mutant {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "probe.mutant")
@@ -148,4 +179,10 @@ func readFile(t *testing.T, p string) string {
 	data, err := os.ReadFile(filepath.Join(root, p))
 	require.NoError(t, err)
 	return string(data)
+}
+
+func TestTestNamesOfAPattern(t *testing.T) {
+	assert.Equal(t, []string{"TestA"}, testNames("^TestA$"))
+	assert.Equal(t, []string{"TestA", "TestB"}, testNames("^(TestA|TestB)$"))
+	assert.Nil(t, testNames("TestA"))
 }
