@@ -83,7 +83,7 @@ func run(w io.Writer, list bool, share string, rotate, baseline bool, timeout ti
 	}
 	fmt.Fprintf(w, "%d of %d mutants caught in %s\n", len(ms)-failed, len(ms), time.Since(start).Round(time.Second))
 	if failed > 0 {
-		return fmt.Errorf("%d mutants not caught", failed)
+		return fmt.Errorf("%d of %d not caught", failed, len(ms))
 	}
 	return nil
 }
