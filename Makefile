@@ -1,5 +1,5 @@
 # Tests run against real redis-server processes (internal/redistest).
-.PHONY: test torture demo bench compare compare-quick redis-server interop
+.PHONY: test torture teeth demo bench compare compare-quick redis-server interop
 
 # The root module but the fault harness's tier (make torture), and the
 # redisyncotel module (its own go.mod, so the core keeps no OpenTelemetry
@@ -23,6 +23,12 @@ test: redis-server
 # seconds each (about four minutes here). CI runs it before make test.
 torture: redis-server
 	go test -race -count=1 ./internal/torture
+
+# The regression tests' teeth: every mutant of internal/teeth/mutants, one
+# at a time, must make its test fail (docs/testing.md#teeth). CI runs a
+# share of them per commit (.ci/run).
+teeth: redis-server
+	go run ./internal/teeth
 
 # The interop suite (interop/, issue 16): redisync against Redisson 4.x (Java
 # 17, Maven) and node-redisson (npm) on a real redis-server. It installs

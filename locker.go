@@ -98,19 +98,15 @@ func Do(ctx context.Context, l Locker, fn func(ctx context.Context) error) error
 		}
 		return err
 	}
-	if !doSkipsUnlockOnPanic {
-		// Deferred, so that a panicking fn does not leave the lock held
-		// (renewed until the Client closes). The panic goes on after it.
-		released := false
-		defer func() {
-			if !released {
-				_ = unlock()
-			}
-		}()
-		ferr := fn(fnCtx)
-		released = true
-		return errs.Join(ferr, unlock())
-	}
+	// Deferred, so that a panicking fn does not leave the lock held
+	// (renewed until the Client closes). The panic goes on after it.
+	released := false
+	defer func() {
+		if !released {
+			_ = unlock()
+		}
+	}()
 	ferr := fn(fnCtx)
+	released = true
 	return errs.Join(ferr, unlock())
 }

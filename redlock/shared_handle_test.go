@@ -17,7 +17,7 @@ import (
 // sync.Mutex habit. The counter is a read-pause-write, so any overlap of two
 // critical sections loses an update. On ae978fd a held handle nested
 // without I/O and the goroutines were inside together (fails there; also
-// under -tags mutant_shared_handle).
+// under internal/teeth's shared_handle mutant).
 func TestGoroutinesSharingOneRedlockExcludeEachOther(t *testing.T) {
 	ms := startMasters(t, 3)
 	m := New(ms.clients, "shared:counter")

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/internal/locktest"
 )
 
 // closedWithin reports whether ch closes within d.
@@ -94,7 +95,7 @@ func TestSharedOwnerHandlesEachReleaseTheirOwnHold(t *testing.T) {
 func TestLockNeverReportsAGrantWhoseLeaseRanOut(t *testing.T) {
 	e := setup(t)
 	const lease = time.Second
-	m := New(e.C, "mutex:expired-grant", WithLease(lease))
+	m := New(pausable(t, e), "mutex:expired-grant", WithLease(lease))
 	e.Srv.Pause()
 	got := make(chan error, 1)
 	go func() {
@@ -115,7 +116,7 @@ func TestLockNeverReportsAGrantWhoseLeaseRanOut(t *testing.T) {
 // an internal bound; a server stall only delays Lock.
 func TestLockWithALiveContextRidesOutAServerStall(t *testing.T) {
 	e := setup(t)
-	m := New(e.C, "mutex:stall")
+	m := New(pausable(t, e), "mutex:stall")
 	e.Srv.Pause()
 	got := make(chan error, 1)
 	go func() {
@@ -127,6 +128,21 @@ func TestLockWithALiveContextRidesOutAServerStall(t *testing.T) {
 	e.Srv.Resume()
 	require.NoError(t, <-got, "a 3 s stall under a 15 s ctx is a delay, not an error")
 	require.NoError(t, m.Unlock(bg()))
+}
+
+// pausable is a Client on e's server with one connection, open and used (a
+// warm-up Lock): a call made while the server is paused waits in its
+// socket, so the client's clock runs while Redis does not. (On a fresh
+// Client the call waits before it is sent — in a lazily opened
+// connection's handshake — and goes out only after the resume: the
+// defects these tests are for never show.)
+func pausable(t *testing.T, e *locktest.Env) *redisync.Client {
+	c := redisync.New(e.Srv.OneConnClient(t))
+	t.Cleanup(func() { c.Close() })
+	warm := New(c, "pausable:warm-up")
+	require.NoError(t, warm.Lock(bg()))
+	require.NoError(t, warm.Unlock(bg()))
+	return c
 }
 
 // Issue 12, defect 10: a transport error while waiting (the server restarts)

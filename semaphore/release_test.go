@@ -23,8 +23,7 @@ func isClosed(ch <-chan struct{}) bool {
 // Issue 12, defect 2, for permits: Release with a ctx that is already done
 // still gives the permits back (the everyday defer p.Release(ctx) with a
 // request context); a second Release is ErrNotHeld and changes nothing.
-// On ae978fd the permit stayed held and renewed. Fails under
-// -tags mutant_unlock_ctx.
+// On ae978fd the permit stayed held and renewed.
 func TestReleaseWithAnEndedContextStillReleases(t *testing.T) {
 	// A lease well above the wait below: the permits must come back by the
 	// release, not by expiry.
@@ -66,12 +65,19 @@ func TestReleaseWithAnEndedContextStillReleases(t *testing.T) {
 // by the client's clock when the reply came (the server stalled past the
 // lease with the acquire in its socket) is never returned; Acquire goes on
 // and returns a Permit that is actually held. On ae978fd Acquire returned
-// the expired grant and Done closed at once. Fails under
-// -tags mutant_expired_grant.
+// the expired grant and Done closed at once.
 func TestAcquireNeverReturnsAPermitWhoseLeaseRanOut(t *testing.T) {
 	e := setup(t)
 	const lease = time.Second
-	s := New(e.C, "sem:expired-grant", 1, WithLease(lease))
+	// One connection, open and used (a warm-up Acquire), so that the
+	// acquire below waits in its socket while the server is paused; on a
+	// fresh Client it waits before it is sent, and the grant is fresh.
+	c := redisync.New(e.Srv.OneConnClient(t))
+	t.Cleanup(func() { c.Close() })
+	s := New(c, "sem:expired-grant", 1, WithLease(lease))
+	warm, err := s.Acquire(bg(), 1)
+	require.NoError(t, err)
+	require.NoError(t, warm.Release(bg()))
 	e.Srv.Pause()
 	type got struct {
 		p   *Permit

@@ -336,9 +336,6 @@ func (e *Engine) taskDone() {
 // deadline as its own context.DeadlineExceeded. The CancelFunc must be
 // called when the work is done.
 func (e *Engine) Detach(ctx context.Context) (context.Context, context.CancelFunc) {
-	if settleBoundWhileAlive { // mutant: the bound runs from the start
-		return e.bound(context.WithTimeout(context.WithoutCancel(ctx), CompensateTimeout))
-	}
 	return e.bound(Linger(ctx, CompensateTimeout))
 }
 

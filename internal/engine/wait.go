@@ -153,7 +153,7 @@ func (e *Engine) Wait(ctx context.Context, wait Wait, try Attempt) (waited bool,
 // retryable reports whether an attempt that failed with err should be
 // repeated: the caller still waits, and err is transient.
 func (e *Engine) retryable(ctx context.Context, err error) bool {
-	return !acquireGivesUpOnTransport && ctx.Err() == nil && !e.IsClosed() && Transient(err)
+	return ctx.Err() == nil && !e.IsClosed() && Transient(err)
 }
 
 // What an acquisition was doing when it failed, for Wrap: the first

@@ -142,15 +142,13 @@ func attemptAll(ctx context.Context, holds []*Hold, latched bool, acquire Acquir
 		awaitUndo(ctx, holds)
 		return false, 0, ctx.Err()
 	}
-	if !expiredGrantReported {
-		for _, h := range holds {
-			if time.Since(sent) >= h.cfg.Lease-watchdog.Drift(h.cfg.Lease) {
-				// The reply came after the lease (less the drift margin)
-				// had run out by our clock: the grant may already be
-				// someone else's. Give it back and keep waiting.
-				a.undoLater(e)
-				return false, 0, nil
-			}
+	for _, h := range holds {
+		if time.Since(sent) >= h.cfg.Lease-watchdog.Drift(h.cfg.Lease) {
+			// The reply came after the lease (less the drift margin)
+			// had run out by our clock: the grant may already be
+			// someone else's. Give it back and keep waiting.
+			a.undoLater(e)
+			return false, 0, nil
 		}
 	}
 	for i, h := range holds {
@@ -225,7 +223,7 @@ func (h *Hold) AttemptOwn(ctx context.Context, acquire OwnAcquireFunc) (bool, er
 		awaitUndo(ctx, []*Hold{h})
 		return false, ctx.Err()
 	}
-	if !expiredGrantReported && time.Since(sent) >= h.cfg.Lease-watchdog.Drift(h.cfg.Lease) {
+	if time.Since(sent) >= h.cfg.Lease-watchdog.Drift(h.cfg.Lease) {
 		giveBack() // the grant may already be someone else's
 		return false, nil
 	}

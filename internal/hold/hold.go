@@ -98,7 +98,7 @@ const LatchPrefix = "redisync:latch:"
 func New(cfg Config) *Hold {
 	h := &Hold{cfg: cfg, op: newOpLock(), done: Closed, err: errs.ErrNotHeld}
 	h.self = [1]*Hold{h}
-	if cfg.Shared && cfg.Latched && !sharedOwnerAsUnique && !latchDisabled {
+	if cfg.Shared && cfg.Latched {
 		h.latch = LatchPrefix + cfg.Engine.NewOwner()
 	}
 	return h

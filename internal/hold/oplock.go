@@ -17,10 +17,6 @@ func (l opLock) Lock() { l <- struct{}{} }
 // LockCtx waits until the lock is free or ctx ends (then ctx.Err()). A ctx
 // already done still takes a free lock: callers check ctx themselves.
 func (l opLock) LockCtx(ctx context.Context) error {
-	if opWaitIgnoresCtx {
-		l.Lock()
-		return nil
-	}
 	select {
 	case l <- struct{}{}:
 		return nil

@@ -57,9 +57,6 @@ func (j *job) tell(err error) {
 // done first, Unlock returns ctx.Err() and a Client task completes the
 // release (Client.Close waits for it).
 func (h *Hold) Unlock(ctx context.Context) error {
-	if unlockHonoursCtx && ctx.Err() != nil {
-		return ctx.Err()
-	}
 	j := &job{}
 	h.mu.Lock()
 	n, lost, renewal := h.holds, h.lost, h.renewal
@@ -215,7 +212,7 @@ func (h *Hold) run(ctx context.Context, j *job) (error, bool) {
 			// handle's holds — their counts mix with ours in Redis, and
 			// their holds live on by their own leases.
 			j.args.Expected, j.args.Token = scripts.ReleaseAll, j.token
-			if h.cfg.Shared && !sharedOwnerAsUnique {
+			if h.cfg.Shared {
 				j.args.Expected, j.args.Holds = scripts.ReleaseAny, j.holds
 			}
 		default:
@@ -223,7 +220,7 @@ func (h *Hold) run(ctx context.Context, j *job) (error, bool) {
 			h.mu.Lock()
 			j.args.Expected = h.remote
 			h.mu.Unlock()
-			if (h.cfg.Shared && !sharedOwnerAsUnique) || j.args.Expected <= 0 {
+			if h.cfg.Shared || j.args.Expected <= 0 {
 				// Another handle may have changed the count: release one,
 				// guarded by the token and the latch.
 				j.args.Expected = scripts.ReleaseAny

@@ -139,7 +139,7 @@ func HashTag(key string) (string, bool) {
 // no effective tag but contains a brace ("a{b", "{}x", "x}"). Names that are
 // not ok work on a single server but not on a Redis Cluster.
 func Derived(prefix, name string) (derived string, ok bool) {
-	if redisson(prefix) || tagOnly {
+	if redisson(prefix) {
 		return redissonDerived(prefix, name)
 	}
 	slot, ok := slotString(name)
@@ -162,12 +162,6 @@ func slotString(name string) (string, bool) {
 // contains '{', "prefix:{name}" otherwise. ok reports whether that is in
 // name's slot (see the package doc).
 func redissonDerived(prefix, name string) (string, bool) {
-	if effectiveTagRule {
-		if _, tagged := HashTag(name); tagged {
-			return prefix + ":" + name, true
-		}
-		return prefix + ":{" + name + "}", !strings.Contains(name, "}")
-	}
 	if strings.Contains(name, "{") {
 		_, tagged := HashTag(name)
 		return prefix + ":" + name, tagged
@@ -219,7 +213,7 @@ func Slot(key string) uint16 {
 // when name has an effective tag or contains neither brace (see the package
 // doc).
 func Tagged(name string) string {
-	if _, tagged := HashTag(name); tagged || (strings.Contains(name, "{") && !effectiveTagRule) {
+	if _, tagged := HashTag(name); tagged || strings.Contains(name, "{") {
 		return name
 	}
 	return "{" + name + "}"

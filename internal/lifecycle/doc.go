@@ -41,9 +41,12 @@
 // Do skipped the Unlock), 5 (two handles on one owner id left the lock held),
 // 6 (one wrong-type key lost every hold of the renewal batch), 9 (Lock
 // returned a grant whose lease had run out) and 11 (goroutines sharing a
-// handle were inside at once). Today those defects are kept as mutants
-// behind build tags; LIFECYCLE_TEETH=1 makes TestModelFindsEveryMutant
-// build the package with each tag and require the model to fail, after the
-// same focused run without the tag passed (about five minutes; defect 3's
-// mutant is out of the model's reach now, see teeth_test.go).
+// handle were inside at once). The defects it can still see are kept as
+// internal/teeth's model_* mutants: make teeth applies each to a copy of the
+// code and requires the model, seeded and focused by -lifecycle.avoid, to
+// fail. Defect 3 is out of the model's reach now: since Unlock always sends
+// its release (defect 2's fix), a component's Unlock with a done ctx still
+// releases, so a multilock that forgets it loses nothing the model's steps
+// can see; only a release that fails outright shows it, which multilock's
+// own tests arrange.
 package lifecycle

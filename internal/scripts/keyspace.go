@@ -101,12 +101,3 @@ func kindError(err error, keys []string) error {
 	}
 	return e
 }
-
-// mutate applies the mutant builds' changes to a script's source (none in a
-// normal build): see keyspace_mutant_*.go.
-func mutate(src string) string {
-	for _, m := range keyspaceMutations {
-		src = strings.ReplaceAll(src, m[0], m[1])
-	}
-	return src
-}

@@ -41,13 +41,6 @@ local function lock_shape(key)
   return 'a hash whose mode is neither read nor write'
 end
 
--- The read-write lock scripts' view of their hash: lock_shape's. (Its own
--- function so that the mutant_keyspace_nomode build can re-introduce the
--- old "no mode field means free" reading in the rwlock scripts alone.)
-local function rw_shape(key)
-  return lock_shape(key) -- rw_shape
-end
-
 -- Whether every field of the hash at key is a lock's: a hold count (a
 -- positive integer) under an owner's field, a field of ours
 -- ("redisync:..."), or the rwlock's "mode". lock_shape costs O(1); this

@@ -38,7 +38,7 @@ var (
 // withRWLib prepends rwlock_lib.lua (the phase key's helpers) to an rwlock
 // script; newScript then prepends lib.lua and keyspace.lua before it.
 func withRWLib(src string) string {
-	return "local RW_TOKEN_IN_HASH = " + strconv.FormatBool(rwTokenInHash) + "\n" + rwLibSrc + "\n" + src
+	return rwLibSrc + "\n" + src
 }
 
 // RWKeys names the keys of one read-write lock and one owner.

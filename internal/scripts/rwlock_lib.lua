@@ -16,10 +16,7 @@
 --
 -- The old layout (before issue 16) kept "redisync:token" = "t<token>" in the
 -- hash; phase_token still reads it, so holds taken before an upgrade are
--- renewed and released as before. Runs after lib.lua and keyspace.lua, and
--- after the line "local RW_TOKEN_IN_HASH = false" (true only in the
--- mutant_rwlock_token_in_hash build, which re-introduces the old layout's
--- field for the tests' teeth).
+-- renewed and released as before. Runs after lib.lua and keyspace.lua.
 
 -- Pattern of a phase key's value.
 local RW_PHASE = '^%d+ [rw]'
@@ -80,9 +77,6 @@ local function phase_set(lock, phase_key, token, kind)
     pttl = 1
   end
   redis.call('set', phase_key, string.format('%.0f', token) .. ' ' .. kind, 'px', pttl)
-  if RW_TOKEN_IN_HASH then -- the mutant_rwlock_token_in_hash build only
-    redis.call('hset', lock, 'redisync:token', string.format('t%.0f', token))
-  end
 end
 
 -- Give the phase key the hash's expiry again (after the hash's changed).

@@ -32,7 +32,7 @@
 -- hash without "mode" that is no lock, is WRONGKIND, never free. NOPERM
 -- names a write the ACL denies. Nothing is written before every key has
 -- been checked.
-local shape = rw_shape(KEYS[1])
+local shape = lock_shape(KEYS[1])
 if shape ~= 'none' and shape ~= 'lock' and shape ~= 'rwlock' then
   return wrong_kind(1, shape)
 end

@@ -21,7 +21,7 @@ var libSrc string
 // newScript), and moves the script's shebang line, if it has one, to the
 // very first line, where Redis 7 reads it.
 func withLib(src string) string {
-	return hoistShebang(mutate(libSrc + "\n" + keyspaceSrc + "\n" + src))
+	return hoistShebang(libSrc + "\n" + keyspaceSrc + "\n" + src)
 }
 
 // Shebang lines (Redis 7 script flags). A script that writes and may grow
