@@ -97,10 +97,10 @@ func (r *runner) references() error {
 	r.add(Result{Scenario: "reference", Contender: "rtt (PING)", Value: us(r.rtt.Mean), Unit: "µs", P50: us(r.rtt.P50), P99: us(r.rtt.P99)})
 	r.limit = map[int]float64{}
 	for _, ref := range []struct {
-		name string
-		pair pair
-	}{{"limit: bare Redisson scripts", barePair}, {"native SET NX PX + DEL", nativePair}} {
-		k := bareKeys("bench:bare")
+		name, key string
+		pair      pair
+	}{{"limit: bare Redisson scripts", "bench:bare", barePair}, {"native SET NX PX + DEL", "bench:native", nativePair}} {
+		k := bareKeys(ref.key)
 		d, allocs, err := sequential(r.iterations(), func() error { return ref.pair(ctx, rc, k, "owner:bare") })
 		if err != nil {
 			return err
@@ -116,7 +116,7 @@ func (r *runner) references() error {
 		r.add(res)
 		for _, g := range r.sizes() {
 			ops, err := parallel(g, r.dur(), func(i int) func(context.Context) error {
-				k := bareKeys(fmt.Sprintf("bench:bare:%d", i))
+				k := bareKeys(fmt.Sprintf("%s:%d:%d", ref.key, g, i)) // a pair cut by the deadline leaves its key
 				owner := fmt.Sprintf("owner:%d", i)
 				return func(ctx context.Context) error { return ref.pair(ctx, rc, k, owner) }
 			})
