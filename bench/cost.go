@@ -105,9 +105,24 @@ var costRenewalRuns = [2]int{1, 4}
 // with the counts so far.
 type renewRun func(ctx context.Context, rc rueidis.Client, rounds int, mark func(renewed, batches int) error) (renewed, batches int, err error)
 
-// watchdogRenewals holds rlocks with the watchdog for rounds renewal
+// renewalCase is a primitive whose holds the watchdog renews.
+type renewalCase struct {
+	name string
+	mk   func(c *redisync.Client, name string) redisync.Locker
+}
+
+func renewalCases() []renewalCase {
+	return []renewalCase{
+		{"rlock", func(c *redisync.Client, k string) redisync.Locker { return rlock.New(c, k) }},
+		{"rwlock read", func(c *redisync.Client, k string) redisync.Locker { return rwlock.New(c, k).ReadLocker() }},
+		{"rwlock write", func(c *redisync.Client, k string) redisync.Locker { return rwlock.New(c, k).WriteLocker() }},
+		{"semaphore(1)", func(c *redisync.Client, k string) redisync.Locker { return semaphore.New(c, k, 1).Locker(1) }},
+	}
+}
+
+// watchdogRenewals holds rc's locks with the watchdog for rounds renewal
 // intervals and counts the holds its batches renewed (EventRenewed).
-func watchdogRenewals(ctx context.Context, rc rueidis.Client, rounds int, mark func(renewed, batches int) error) (int, int, error) {
+func (rc renewalCase) watchdogRenewals(ctx context.Context, r rueidis.Client, rounds int, mark func(renewed, batches int) error) (int, int, error) {
 	var mu sync.Mutex
 	renewed, batches := 0, 0
 	counts := func() (int, int) {
@@ -115,7 +130,7 @@ func watchdogRenewals(ctx context.Context, rc rueidis.Client, rounds int, mark f
 		defer mu.Unlock()
 		return renewed, batches
 	}
-	c := redisync.New(rc, redisync.WithWatchdogTimeout(costLease), redisync.WithObserver(redisync.ObserverFunc(func(ev redisync.Event) {
+	c := redisync.New(r, redisync.WithWatchdogTimeout(costLease), redisync.WithObserver(redisync.ObserverFunc(func(ev redisync.Event) {
 		if ev.Kind == redisync.EventRenewed {
 			mu.Lock()
 			renewed += ev.Count
@@ -124,9 +139,9 @@ func watchdogRenewals(ctx context.Context, rc rueidis.Client, rounds int, mark f
 		}
 	})))
 	defer c.Close()
-	locks := make([]*rlock.Mutex, costHolds)
+	locks := make([]redisync.Locker, costHolds)
 	for i := range locks {
-		locks[i] = rlock.New(c, costName(i))
+		locks[i] = rc.mk(c, costName(i))
 		if err := locks[i].Lock(ctx); err != nil {
 			return 0, 0, err
 		}
@@ -156,8 +171,8 @@ func watchdogRenewals(ctx context.Context, rc rueidis.Client, rounds int, mark f
 			return 0, 0, err
 		}
 	}
-	r, b := counts()
-	return r, b, nil
+	n, b := counts()
+	return n, b, nil
 }
 
 func callMark(mark func(int, int) error, counts func() (int, int)) error {

@@ -62,15 +62,22 @@ func runCost() error {
 	}
 	var renewals []costRow
 	if controlled {
-		wd, batch, err := watchdogRow(ctx, idle)
-		if err != nil {
-			return err
+		batch := 0
+		for _, rc := range renewalCases() {
+			row, mean, err := watchdogRow(ctx, rc, idle)
+			if err != nil {
+				return err
+			}
+			if batch == 0 { // rlock's
+				batch = mean
+			}
+			renewals = append(renewals, row)
 		}
 		bare, err := bareRenewalRow(ctx, batch)
 		if err != nil {
 			return err
 		}
-		renewals = []costRow{wd, bare}
+		renewals = append(renewals, bare)
 	}
 	fmt.Print(costMarkdown(rows, renewals, idle, time.Since(started)))
 	return nil
@@ -103,15 +110,15 @@ func idleRate() (float64, error) {
 // in that time (idle a second); the holds renewed in the window are those
 // its EventRenewed events count. It returns the row and the mean batch
 // size.
-func watchdogRow(ctx context.Context, idle float64) (costRow, int, error) {
-	const name = "rlock renewal (watchdog)"
+func watchdogRow(ctx context.Context, rc renewalCase, idle float64) (costRow, int, error) {
+	name := rc.name + " renewal (watchdog)"
 	fmt.Fprintf(os.Stderr, "== %s\n", name)
 	var window int64
 	var marks [][2]int
 	var opened time.Time
 	var length time.Duration
-	_, err := callgrindRun(func(rc rueidis.Client, s *callgrindServer) error {
-		_, _, err := watchdogRenewals(ctx, rc, costRounds, func(renewed, batches int) error {
+	_, err := callgrindRun(func(r rueidis.Client, s *callgrindServer) error {
+		_, _, err := rc.watchdogRenewals(ctx, r, costRounds, func(renewed, batches int) error {
 			marks = append(marks, [2]int{renewed, batches})
 			if len(marks) == 1 {
 				opened = time.Now()
@@ -131,7 +138,7 @@ func watchdogRow(ctx context.Context, idle float64) (costRow, int, error) {
 	if renewed <= 0 {
 		return costRow{}, 0, fmt.Errorf("%s: no renewal in the window", name)
 	}
-	phase, err := renewalStats(ctx, watchdogRenewals)
+	phase, err := renewalStats(ctx, rc.watchdogRenewals)
 	if err != nil {
 		return costRow{}, 0, fmt.Errorf("%s: commandstats: %w", name, err)
 	}
@@ -180,11 +187,11 @@ func costMarkdown(rows, renewals []costRow, idle float64, took time.Duration) st
 		"A pair's instructions are the difference of two runs on servers of their own (%d and %d pairs on distinct free names, one at a time), "+
 		"so fixed costs cancel, less what the idle server executes in the longer run's extra time (%s a second: its timers, at hz 1).",
 		time.Now().UTC().Format("2006-01-02"), version, took.Round(time.Second), costPairs[0], costPairs[1], kilo(idle))
-	if len(renewals) == 2 {
-		fmt.Fprintf(&b, " The watchdog's renewals are counted inside one run: %d rlocks held with a %v lease, "+
-			"the counters zeroed after the first renewal batch and dumped %d renewal intervals later (%s), less the idle server's share; "+
-			"the bare renewal (d) renews as many bare holds, in %s (the watchdog's mean), as the difference of %d and %d rounds.",
-			costHolds, costLease, costRounds, renewals[0].note, renewals[1].note, costRenewalRuns[0], costRenewalRuns[1])
+	if len(renewals) > 0 {
+		fmt.Fprintf(&b, " The watchdog's renewals are counted inside one run per primitive: %d holds with a %v lease, "+
+			"the counters zeroed after the first renewal batch and dumped %d renewal intervals later (rlock: %s), less the idle server's share; "+
+			"the bare renewal (d) renews as many bare holds, in %s (rlock's mean), as the difference of %d and %d rounds.",
+			costHolds, costLease, costRounds, renewals[0].note, renewals[len(renewals)-1].note, costRenewalRuns[0], costRenewalRuns[1])
 	} else {
 		b.WriteString(" (No renewal rows: callgrind_control could not reach the server.)")
 	}
