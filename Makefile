@@ -1,5 +1,5 @@
 # Tests run against real redis-server processes (internal/redistest).
-.PHONY: test torture teeth demo bench compare compare-quick redis-server interop
+.PHONY: test torture teeth demo bench compare compare-quick cost redis-server interop
 
 # The root module but the fault harness's tier (make torture), and the
 # redisyncotel module (its own go.mod, so the core keeps no OpenTelemetry
@@ -59,6 +59,14 @@ compare: redis-server
 # Its one-minute subset, as CI runs it (output to a temporary directory).
 compare-quick: redis-server
 	cd bench && go run . -quick -out "$$(mktemp -d)" > /dev/null
+
+# The server cost of each operation (bench/ module, a few minutes): redis-server
+# instructions per acquire+release and per renewed hold under valgrind's
+# callgrind, against the bare Redisson-style script pair and a bare renewal,
+# with INFO commandstats per script; prints the markdown tables of
+# docs/benchmarks.md's "Server cost". Without valgrind it says so and skips.
+cost: redis-server
+	cd bench && go run . -cost
 
 # Installs Debian's redis-server and redis-tools (redis-cli forms the test
 # Cluster) when missing (needs root, as on CI).

@@ -6,6 +6,7 @@
 //
 //	cd bench && go run .          # the full run (a few minutes)
 //	cd bench && go run . -quick   # a one-minute subset (what CI runs)
+//	cd bench && go run . -cost    # server instructions per operation (callgrind)
 //
 // It prints a markdown table to stdout and writes results.json and
 // chart.svg (the README embeds the chart).
@@ -31,7 +32,15 @@ func main() {
 	}
 	quick := flag.Bool("quick", false, "a one-minute subset (fewer sizes, shorter runs)")
 	out := flag.String("out", ".", "directory for results.json and chart.svg")
+	cost := flag.Bool("cost", false, "the server-cost scenario alone: redis-server instructions per operation under callgrind (make cost)")
 	flag.Parse()
+	if *cost {
+		if err := runCost(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench -cost:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*quick, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)

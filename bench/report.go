@@ -29,7 +29,7 @@ type Result struct {
 	Unit      string             `json:"unit"`
 	Ratio     float64            `json:"ratio,omitempty"`
 	RatioTo   string             `json:"ratio_to,omitempty"`
-	VsLimit   float64            `json:"vs_raw_pair,omitempty"` // scenario 1: mean / raw script pair
+	VsLimit   float64            `json:"vs_bare_pair,omitempty"` // scenario 1: mean / bare script pair
 	P50       float64            `json:"p50_us,omitempty"`
 	P99       float64            `json:"p99_us,omitempty"`
 	Allocs    float64            `json:"allocs_per_op,omitempty"`
@@ -69,7 +69,7 @@ func (r Report) markdown() string {
 		}
 		var notes []string
 		if x.VsLimit != 0 {
-			notes = append(notes, fmt.Sprintf("%.2f× raw pair", x.VsLimit))
+			notes = append(notes, fmt.Sprintf("%.2f× bare pair", x.VsLimit))
 		}
 		keys := make([]string, 0, len(x.Extra))
 		for k := range x.Extra {
@@ -146,7 +146,7 @@ func (r Report) svg() string {
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
 	fmt.Fprintf(&b, `<text x="10" y="18" font-size="14" font-weight="bold">redisync vs peers, %s, %d cores, Redis %s</text>`+"\n", r.Meta.Date, r.Meta.Cores, r.Meta.Redis)
 	y := 40
-	fmt.Fprintf(&b, `<text x="10" y="%d" font-weight="bold">Throughput, %s: ratio to the limit (raw scripts)</text>`+"\n", y, strings.TrimPrefix(largest, "2 "))
+	fmt.Fprintf(&b, `<text x="10" y="%d" font-weight="bold">Throughput, %s: ratio to the limit (bare Redisson scripts)</text>`+"\n", y, strings.TrimPrefix(largest, "2 "))
 	y += 10
 	for _, x := range tp {
 		bw := int(math.Min(x.Ratio, 1.2) / 1.2 * barW)
