@@ -3,12 +3,9 @@
 -- keyspace.lua and fair_redisson_lib.lua prepended.
 --
 -- KEYS     as fair_redisson_acquire.lua
--- ARGV[1]  owner id
--- ARGV[2]  lease in milliseconds, applied when holds remain
--- ARGV[3]  expected hold count before this release, as in rlock_release.lua
--- ARGV[4]  "publish" or "spublish"
--- ARGV[5..9] token, latch field, request id, holds, last, as in
---          rlock_release.lua
+-- ARGV     as in rlock_release.lua: owner id, expected hold count, token,
+--          "publish" or "spublish", lease, latch field, request id, holds,
+--          last (trailing ones at their defaults left out)
 --
 -- Reply: {acted, count} as rlock_release.lua. A full release deletes the
 -- hash, drops the heads whose deadline passed, and publishes "0" on the
@@ -25,14 +22,14 @@ do
     return refusal
   end
 end
-local reply, deleted = release_hold(KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), KEYS[4],
-  tonumber(ARGV[5] or '0'), ARGV[6], ARGV[7], tonumber(ARGV[8] or '1'),
+local reply, deleted = release_hold(KEYS[1], ARGV[1], tonumber(ARGV[5] or '0'), tonumber(ARGV[2]), KEYS[4],
+  tonumber(ARGV[3] or '0'), ARGV[6], ARGV[7], tonumber(ARGV[8] or '1'),
   ARGV[9] == '1')
 if deleted then
   if KEYS[6] then
     info_drop(KEYS[6], ARGV[1], true)
   end
   purge_heads(KEYS[2], KEYS[3], now_ms())
-  wake_redisson_head(KEYS[2], KEYS[5], ARGV[4])
+  wake_redisson_head(KEYS[2], KEYS[5], ARGV[4] or 'publish')
 end
 return reply

@@ -7,13 +7,9 @@
 -- KEYS[4]  last-token key
 -- KEYS[5]  waiter channel prefix
 -- KEYS[6]  holder-info hash, optional: its record goes with the last hold
--- ARGV[1]  owner id
--- ARGV[2]  lease in milliseconds, applied when holds remain
--- ARGV[3]  expected hold count before this release (n > 0, 0 = any, -1 =
---          all), as in rlock_release.lua
--- ARGV[4]  "publish" or "spublish"
--- ARGV[5..9] token, latch field, request id, holds, last, as in
---          rlock_release.lua
+-- ARGV     as in rlock_release.lua: owner id, expected hold count, token,
+--          "publish" or "spublish", lease, latch field, request id, holds,
+--          last (trailing ones at their defaults left out)
 --
 -- Reply: {acted, count} as rlock_release.lua. A full release deletes the hash
 -- and publishes "0" on the channel of the first live waiter only.
@@ -31,14 +27,14 @@ local refusal = check_own({{2, 'zset'}, {3, 'zset'}, {4, 'string', TOKEN}})
 if refusal then
   return refusal
 end
-local reply, deleted = release_hold(KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), KEYS[4],
-  tonumber(ARGV[5] or '0'), ARGV[6], ARGV[7], tonumber(ARGV[8] or '1'),
+local reply, deleted = release_hold(KEYS[1], ARGV[1], tonumber(ARGV[5] or '0'), tonumber(ARGV[2]), KEYS[4],
+  tonumber(ARGV[3] or '0'), ARGV[6], ARGV[7], tonumber(ARGV[8] or '1'),
   ARGV[9] == '1')
 if deleted then
   if KEYS[6] then
     info_drop(KEYS[6], ARGV[1], true)
   end
   drop_dead_waiters(KEYS[2], KEYS[3], math.floor(now_us() / 1000))
-  wake_head(KEYS[2], KEYS[5], ARGV[4])
+  wake_head(KEYS[2], KEYS[5], ARGV[4] or 'publish')
 end
 return reply

@@ -114,6 +114,27 @@ end
 local TOKEN = '^%d+$'
 local READ_HOLD = '^1$'
 
+-- The last token issued for the name, as the decimal string KEYS[i] keeps
+-- (false when there is none), or nil and the WRONGKIND reply when KEYS[i]
+-- holds something else (what check_own({{i, 'string', TOKEN}}) refuses):
+-- one GET on the common path.
+local function last_token(i)
+  local v = redis.pcall('get', KEYS[i])
+  if not v then
+    return false
+  end
+  if type(v) == 'table' then -- WRONGTYPE
+    return nil, wrong_kind(i, 'a ' .. redis.call('type', KEYS[i]).ok)
+  end
+  if redis.call('pttl', KEYS[i]) == -1 then
+    return nil, wrong_kind(i, 'a string without expiry')
+  end
+  if not string.match(v, TOKEN) then
+    return nil, wrong_kind(i, 'a string that is not ours')
+  end
+  return v
+end
+
 -- What the semaphore configuration hash at key is: 'none', 'semaphore'
 -- (fields "capacity", a count up to MAX_CAPACITY, and "token"; no expiry),
 -- or a description of what is there. A capacity above that is no
@@ -145,6 +166,12 @@ local function sem_shape(key)
   return 'semaphore'
 end
 
+-- The reply for a write command cmd the ACL denies.
+local function noperm(cmd)
+  return redis.error_reply('NOPERM redisync: this user may not run ' .. string.upper(cmd) ..
+    ' on a key the lock needs (see the README: Permissions)')
+end
+
 -- Before its first write a script makes sure the user may run every write
 -- it may make, so that an ACL denying one leaves nothing half-done behind
 -- (Redis does not roll a script back) and the error names the command.
@@ -157,9 +184,37 @@ local function permitted(checks)
   end
   for _, c in ipairs(checks) do
     if not redis.acl_check_cmd(unpack(c)) then
-      return redis.error_reply('NOPERM redisync: this user may not run ' .. string.upper(c[1]) ..
-        ' on a key the lock needs (see the README: Permissions)')
+      return noperm(c[1])
     end
+  end
+  return nil
+end
+
+-- The common paths check less: a script's first write needs no check ahead
+-- (a denied command has nothing before it to leave half-done), so only the
+-- writes after it are checked, one may() each, before the first.
+
+-- nil when this user may run cmd on key, else the NOPERM reply naming it.
+local function may(cmd, key)
+  if not redis.acl_check_cmd then -- before Redis 7
+    return nil
+  end
+  if not redis.acl_check_cmd(cmd, key) then
+    return noperm(cmd)
+  end
+  return nil
+end
+
+-- Run a script's first write, cmd with its arguments: nil when it ran, else
+-- the reply to give, with nothing written: NOPERM naming cmd when the ACL
+-- denies it, or the command's own error (out of memory).
+local function first_write(cmd, ...)
+  local r = redis.pcall(cmd, ...)
+  if type(r) == 'table' and r.err then
+    if string.find(r.err, "can't run this command", 1, true) then
+      return noperm(cmd)
+    end
+    return r
   end
   return nil
 end
