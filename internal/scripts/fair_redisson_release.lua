@@ -3,7 +3,7 @@
 -- keyspace.lua and fair_redisson_lib.lua prepended.
 --
 -- KEYS     as fair_redisson_acquire.lua
--- ARGV     as in rlock_release.lua: owner id, expected hold count, token,
+-- ARGV     as in rlock_release.lua: owner id, token, expected hold count,
 --          "publish" or "spublish", lease, latch field, request id, holds,
 --          last (trailing ones at their defaults left out)
 --
@@ -22,8 +22,8 @@ do
     return refusal
   end
 end
-local reply, deleted = release_hold(KEYS[1], ARGV[1], tonumber(ARGV[5] or '0'), tonumber(ARGV[2]), KEYS[4],
-  tonumber(ARGV[3] or '0'), ARGV[6], ARGV[7], tonumber(ARGV[8] or '1'),
+local reply, deleted = release_hold(KEYS[1], ARGV[1], tonumber(ARGV[5] or '0'), tonumber(ARGV[3] or '1'), KEYS[4],
+  tonumber(ARGV[2] or '0'), ARGV[6], ARGV[7], tonumber(ARGV[8] or '1'),
   ARGV[9] == '1')
 if deleted then
   if KEYS[6] then

@@ -7,7 +7,7 @@
 -- KEYS[4]  last-token key
 -- KEYS[5]  waiter channel prefix
 -- KEYS[6]  holder-info hash, optional: its record goes with the last hold
--- ARGV     as in rlock_release.lua: owner id, expected hold count, token,
+-- ARGV     as in rlock_release.lua: owner id, token, expected hold count,
 --          "publish" or "spublish", lease, latch field, request id, holds,
 --          last (trailing ones at their defaults left out)
 --
@@ -27,8 +27,8 @@ local refusal = check_own({{2, 'zset'}, {3, 'zset'}, {4, 'string', TOKEN}})
 if refusal then
   return refusal
 end
-local reply, deleted = release_hold(KEYS[1], ARGV[1], tonumber(ARGV[5] or '0'), tonumber(ARGV[2]), KEYS[4],
-  tonumber(ARGV[3] or '0'), ARGV[6], ARGV[7], tonumber(ARGV[8] or '1'),
+local reply, deleted = release_hold(KEYS[1], ARGV[1], tonumber(ARGV[5] or '0'), tonumber(ARGV[3] or '1'), KEYS[4],
+  tonumber(ARGV[2] or '0'), ARGV[6], ARGV[7], tonumber(ARGV[8] or '1'),
   ARGV[9] == '1')
 if deleted then
   if KEYS[6] then

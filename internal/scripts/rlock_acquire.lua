@@ -28,27 +28,12 @@
 --
 -- Nothing is written before every key has been checked.
 local info = KEYS[3]
-local n = not info and (ARGV[4] or '') == '' and redis.call('exists', KEYS[1], KEYS[2])
-local last = n == 1 and redis.pcall('get', KEYS[2])
-if n == 0 or (type(last) == 'string' and string.match(last, '^%d+$') and redis.call('pttl', KEYS[2]) > 0) then
-  -- The common path: a free name, no latch, no holder record. With no hash
-  -- to classify, only the last-token key needs a look before the writes:
-  -- none (EXISTS counted neither key), or a decimal with an expiry (what
-  -- check_own accepts; a string means the one key EXISTS counted was it),
-  -- and only PEXPIRE an ACL check (a denied HSET, the first write, leaves
-  -- nothing written). It calls no helper (each would cost a closure per
-  -- call): anything else falls through to the rare paths, which check it
-  -- all again and answer it.
-  if not redis.acl_check_cmd or redis.acl_check_cmd('pexpire', KEYS[1]) then
-    local now = redis.call('time') -- server time in µs, in decimal:
-    local t = #now[2] == 6 and now[1] .. now[2] or now[1] .. string.sub('00000' .. now[2], -6)
-    if last and (#t < #last or (#t == #last and t <= last)) then
-      t = string.format('%.0f', tonumber(last) + 1)
-    end
-    if type(redis.pcall('hset', KEYS[1], ARGV[2], '1', 'redisync:token', t)) == 'number' then
-      redis.call('pexpire', KEYS[1], ARGV[1])
-      return t
-    end
+if not info and (ARGV[4] or '') == '' then
+  -- The common path: a free name (EXISTS counts neither the hash nor, but
+  -- for the last-token key, anything else), no latch, no holder record.
+  local t = grant_free(redis.call('exists', KEYS[1], KEYS[2]), KEYS[1], KEYS[2], ARGV[2], ARGV[1])
+  if t then
+    return t
   end
 end
 -- Rare paths: the name is taken (whose, and by what?), or a holder record

@@ -6,26 +6,26 @@
 -- KEYS[3]  last-token key
 -- KEYS[4]  holder-info hash, optional: its record goes with the last hold
 -- ARGV[1]  owner id
--- ARGV[2]  expected hold count before this release:
+-- ARGV[2]  fencing token of the hold being released: act only while the
+--          lock carries it (a later hold of the same owner is another hold);
+--          "0": any (a resumed owner, or a Redisson hold without a token)
+-- ARGV[3]  expected hold count before this release (absent: 1):
 --            n > 0  act only if the count is n (a repeated call finds n-1 and
 --                   does nothing, so a retried release never decrements twice)
 --            0      decrement whatever the count (an owner other handles share)
 --            -1     release every hold of the owner (cleanup of a lost hold)
--- ARGV[3]  fencing token of the hold being released: act only while the
---          lock carries it (a later hold of the same owner is another hold);
---          "0": any (a resumed owner, or a Redisson hold without a token)
 -- ARGV[4]  "publish" or "spublish" (absent: "publish")
 -- ARGV[5]  lease in milliseconds, applied when holds remain (absent when
---          ARGV[2] is 1: no hold remains)
+--          ARGV[3] is 1: no hold remains)
 -- ARGV[6]  the handle's latch field ("" or absent for an owner only one
 --          handle uses; see lib.lua), and ARGV[7] this request's id. With a
---          latch, a retried request replays its first outcome, and ARGV[2] =
+--          latch, a retried request replays its first outcome, and ARGV[3] =
 --          -2 undoes the acquire with request id ARGV[7] (only if it granted).
--- ARGV[8]  with ARGV[2] = 0: how many holds to release (default 1), so the
+-- ARGV[8]  with ARGV[3] = 0: how many holds to release (default 1), so the
 --          cleanup of a lost hold of a shared owner removes that handle's
 --          holds and no other handle's; the last ones delete the hash.
 -- ARGV[9]  "1" when this request ends the last hold of the handle, whose
---          latch recorded it and whose token ARGV[3] is: the latch field
+--          latch recorded it and whose token ARGV[2] is: the latch field
 --          goes (kept where the ACL denies HDEL), and a retry that finds no
 --          latch field while the lock carries the token replays "released"
 -- Arguments at their defaults are left out at the end (every argument costs
@@ -38,38 +38,13 @@
 -- A key that is no lock of this kind (keyspace.lua) holds no hold of this
 -- owner: {0, 0}, nothing written. Errors: WRONGKIND for a last-token key
 -- that is not ours, NOPERM naming a write the ACL denies.
-local token, expected = ARGV[3], ARGV[2]
+local token, expected = ARGV[2], ARGV[3] or '1'
 if token and token ~= '0' and (ARGV[6] or '') == '' and not KEYS[4]
-    and (expected == '1' or expected == '0' or expected == '-1') then
-  -- The common path, the release of a hold's last count: one look at the
-  -- owner's count and the lock's token. A hash that carries this hold's
-  -- token is this lock (no one else writes the token field). The token is
-  -- kept (lib.lua keep_token) with SET NX GET, the first write: it writes
-  -- only where there is no key, and otherwise shows the string there,
-  -- which is written over only when it is ours (a decimal with an expiry);
-  -- a key of another type, a denial or out of memory make it write
-  -- nothing. While the token is behind the server clock, keep_token's
-  -- expiry is KEEP_TOKEN_MS. Only DEL, the second write, needs an ACL check.
-  -- It calls no helper: anything else (a nested hold, another hold, no
-  -- lock, foreign data, a denial, a clock behind the token) falls through
-  -- to the rare paths, before any write.
-  local v = redis.pcall('hmget', KEYS[1], ARGV[1], 'redisync:token')
-  if v[1] == '1' and v[2] == token and (not redis.acl_check_cmd or redis.acl_check_cmd('del', KEYS[1])) then
-    local now = redis.call('time') -- server time in µs, in decimal:
-    now = #now[2] == 6 and now[1] .. now[2] or now[1] .. string.sub('00000' .. now[2], -6)
-    if #token < #now or (#token == #now and token <= now) then
-      local last = redis.pcall('set', KEYS[3], token, 'PX', '10000', 'NX', 'GET') -- lib.lua KEEP_TOKEN_MS
-      if type(last) == 'string' and string.match(last, '^%d+$') and redis.call('pttl', KEYS[3]) > 0 then
-        redis.call('set', KEYS[3], token, 'PX', '10000')
-        last = false
-      end
-      if last == false then
-        redis.call('del', KEYS[1])
-        redis.pcall(ARGV[4] or 'publish', KEYS[2], '0') -- a denied PUBLISH costs only the wake-up
-        return 0
-      end
-    end
-  end
+    and (expected == '1' or expected == '0' or expected == '-1')
+    and release_last(KEYS[1], KEYS[3], ARGV[1], token) then
+  -- The common path, the release of a hold's last count (lib.lua).
+  redis.pcall(ARGV[4] or 'publish', KEYS[2], '0') -- a denied PUBLISH costs only the wake-up
+  return 0
 end
 -- Rare paths: the release of a nested hold, a latched or undone one, of a
 -- lock that is not there or not this hold.
@@ -82,8 +57,8 @@ local refusal = check_own({{3, 'string', TOKEN}})
 if refusal then
   return refusal
 end
-local reply, deleted = release_hold(KEYS[1], ARGV[1], tonumber(ARGV[5] or '0'), tonumber(ARGV[2]), KEYS[3],
-  tonumber(ARGV[3] or '0'), ARGV[6], ARGV[7], tonumber(ARGV[8] or '1'),
+local reply, deleted = release_hold(KEYS[1], ARGV[1], tonumber(ARGV[5] or '0'), tonumber(ARGV[3] or '1'), KEYS[3],
+  tonumber(ARGV[2] or '0'), ARGV[6], ARGV[7], tonumber(ARGV[8] or '1'),
   ARGV[9] == '1')
 if deleted then
   if KEYS[4] then

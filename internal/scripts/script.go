@@ -209,12 +209,12 @@ type ReleaseArgs struct {
 // argv is a release script's ARGV (rlock_release.lua), without the
 // trailing arguments that are at their defaults: every argument costs the
 // server a Lua string per call, and a plain release of a hold's last count
-// needs only the first three.
+// needs only the first two.
 func (a *ReleaseArgs) argv(owner, leaseMs, publish string) []string {
-	args := []string{owner, strconv.FormatInt(a.Expected, 10), strconv.FormatUint(a.Token, 10), publish,
+	args := []string{owner, strconv.FormatUint(a.Token, 10), strconv.FormatInt(a.Expected, 10), publish,
 		leaseMs, a.Latch.Field, a.Latch.Req, a.holds(), flag(a.Last)}
 	n := len(args)
-	for n > 3 && releaseDefault(a, n-1, args[n-1]) {
+	for n > 2 && releaseDefault(a, n-1, args[n-1]) {
 		n--
 	}
 	return args[:n]
@@ -224,6 +224,8 @@ func (a *ReleaseArgs) argv(owner, leaseMs, publish string) []string {
 // v, means what its absence means to the scripts.
 func releaseDefault(a *ReleaseArgs, i int, v string) bool {
 	switch i {
+	case 2:
+		return v == "1"
 	case 3:
 		return v == "publish"
 	case 4:
