@@ -56,7 +56,7 @@ func FairAcquire(ctx context.Context, c rueidis.Client, k *FairKeys, leaseMs, ow
 // FairAcquireLatched is FairAcquire for a handle with a latch (see
 // LockAcquireLatched).
 func FairAcquireLatched(ctx context.Context, c rueidis.Client, k *FairKeys, leaseMs, owner string, nonReentrant bool, waiterTimeoutMs, publish string, l Latch) (Acquired, error) {
-	args := []string{leaseMs, owner, flag(nonReentrant), waiterTimeoutMs, publish, l.Field, l.Req, k.Holder}
+	args := trimDefaults([]string{leaseMs, owner, flag(nonReentrant), waiterTimeoutMs, publish, l.Field, l.Req, k.Holder}, 5, "", "", "")
 	return parseAcquired(fairAcquire.Exec(ctx, c, k.list(), args))
 }
 

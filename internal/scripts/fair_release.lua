@@ -11,11 +11,22 @@
 --          "publish" or "spublish", lease, latch field, request id, holds,
 --          last (trailing ones at their defaults left out)
 --
--- Reply: {acted, count} as rlock_release.lua. A full release deletes the hash
+-- Reply: {acted, count}, or an integer count, as rlock_release.lua. A full release deletes the hash
 -- and publishes "0" on the channel of the first live waiter only.
 -- A key that is no lock of this kind holds no hold of this owner: {0, 0},
 -- nothing written; WRONGKIND for a queue or token key that is not ours,
 -- NOPERM naming a write the ACL denies (keyspace.lua).
+local token, expected = ARGV[2], ARGV[3] or '1'
+if token and token ~= '0' and (ARGV[6] or '') == '' and not KEYS[6]
+    and (expected == '1' or expected == '0' or expected == '-1')
+    and redis.call('exists', KEYS[2], KEYS[3]) == 0
+    and release_last(KEYS[1], KEYS[4], ARGV[1], token) then
+  -- The common path, the release of a hold's last count with nobody
+  -- waiting: no one to wake (lib.lua release_last).
+  return 0
+end
+-- Rare paths: a nested or latched hold, waiters, a holder record, no lock,
+-- keys of another shape.
 local shape = lock_shape(KEYS[1])
 if (shape ~= 'none' and shape ~= 'lock') or hold_count(KEYS[1], ARGV[1]) == nil then
   return {0, 0}

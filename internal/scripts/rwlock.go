@@ -80,7 +80,7 @@ func RWReadAcquire(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs str
 func RWReadRelease(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs string, a ReleaseArgs, publish string) (Released, error) {
 	return parseReleased(rwReadRelease.Exec(ctx, c,
 		k.withInfo(k.Lock, k.Channel, k.Timeouts, k.TimeoutBase, k.Token, k.Phase),
-		[]string{k.Owner, leaseMs, strconv.FormatInt(a.Expected, 10), publish, a.holds(), strconv.FormatUint(a.Token, 10)}))
+		a.rwArgv(k.Owner, "", publish))) // the lease is unused: read holds keep their own
 }
 
 // RWWriteAcquire runs rwlock_write_acquire.lua; waiterTimeoutMs > 0 registers
@@ -95,7 +95,18 @@ func RWWriteAcquire(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs st
 func RWWriteRelease(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs string, a ReleaseArgs, publish string) (Released, error) {
 	return parseReleased(rwWriteRelease.Exec(ctx, c,
 		k.withInfo(k.Lock, k.Channel, k.Token, k.Phase),
-		[]string{k.WriteField, leaseMs, strconv.FormatInt(a.Expected, 10), publish, a.holds(), strconv.FormatUint(a.Token, 10)}))
+		a.rwArgv(k.WriteField, leaseMs, publish)))
+}
+
+// rwArgv is the ARGV of the rwlock release scripts: field, token, expected
+// count, publish, holds, lease, without the trailing ones at their defaults
+// (the lease: "" for none, or unused when one hold is expected).
+func (a *ReleaseArgs) rwArgv(field, leaseMs, publish string) []string {
+	if a.Expected == 1 {
+		leaseMs = ""
+	}
+	return trimDefaults([]string{field, strconv.FormatUint(a.Token, 10), strconv.FormatInt(a.Expected, 10), publish,
+		a.holds(), leaseMs}, 2, "1", "publish", "1", "")
 }
 
 // RWLeave runs rwlock_leave.lua: it reports whether the writer was waiting.

@@ -17,7 +17,8 @@
 --          new readers queue behind it (writer preference); "0": do not
 -- ARGV[6]  holder-info payload to record for the write hold ("": none)
 --
--- Reply: {token, count} acquired; the hash's PTTL when busy; error
+-- Reply: {token, count} acquired (the token alone, in decimal, on the
+-- common path: count 1); the hash's PTTL when busy; error
 -- NON_REENTRANT; error UPGRADE when the owner holds read holds but not the
 -- write hold (it would wait for itself forever).
 --
@@ -25,6 +26,32 @@
 -- busy; anything else, including a hash without "mode" that is no lock, is
 -- WRONGKIND, never free. NOPERM names a write the ACL denies. Nothing is
 -- written before every key has been checked.
+if not KEYS[5] then
+  -- The common path: a free name nobody waits for. EXISTS counts neither
+  -- the hash, the waiting writers nor the phase key and, but for the
+  -- last-token key (a decimal with an expiry, what check_own accepts),
+  -- nothing else. The hash (the first write) needs no ACL check, its
+  -- PEXPIRE and the phase key's SET one each; the phase key is written as
+  -- phase_set does. It calls no helper: anything else falls through to the
+  -- rare paths, before any write.
+  local e = redis.call('exists', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+  local last = e == 1 and redis.pcall('get', KEYS[2])
+  if (e == 0 or (type(last) == 'string' and string.match(last, '^%d+$') and redis.call('pttl', KEYS[2]) > 0))
+      and (not redis.acl_check_cmd or (redis.acl_check_cmd('pexpire', KEYS[1]) and redis.acl_check_cmd('set', KEYS[4]))) then
+    local now = redis.call('time') -- server time in µs, in decimal:
+    local t = #now[2] == 6 and now[1] .. now[2] or now[1] .. string.sub('00000' .. now[2], -6)
+    if last and (#t < #last or (#t == #last and t <= last)) then -- t <= last
+      t = string.format('%.0f', tonumber(last) + 1)
+    end
+    if type(redis.pcall('hset', KEYS[1], 'mode', 'write', ARGV[2], '1')) == 'number' then
+      redis.call('pexpire', KEYS[1], ARGV[1])
+      redis.call('set', KEYS[4], t .. ' w ' .. ARGV[2], 'px', ARGV[1])
+      return t
+    end
+  end
+end
+-- Rare paths: a lock held or waited for, a holder record, keys of another
+-- shape.
 local shape = rw_shape(KEYS[1])
 if shape ~= 'none' and shape ~= 'lock' and shape ~= 'rwlock' then
   return wrong_kind(1, shape)
