@@ -114,27 +114,6 @@ end
 local TOKEN = '^%d+$'
 local READ_HOLD = '^1$'
 
--- The last token issued for the name, as the decimal string KEYS[i] keeps
--- (false when there is none), or nil and the WRONGKIND reply when KEYS[i]
--- holds something else (what check_own({{i, 'string', TOKEN}}) refuses):
--- one GET on the common path.
-local function last_token(i)
-  local v = redis.pcall('get', KEYS[i])
-  if not v then
-    return false
-  end
-  if type(v) == 'table' then -- WRONGTYPE
-    return nil, wrong_kind(i, 'a ' .. redis.call('type', KEYS[i]).ok)
-  end
-  if redis.call('pttl', KEYS[i]) == -1 then
-    return nil, wrong_kind(i, 'a string without expiry')
-  end
-  if not string.match(v, TOKEN) then
-    return nil, wrong_kind(i, 'a string that is not ours')
-  end
-  return v
-end
-
 -- What the semaphore configuration hash at key is: 'none', 'semaphore'
 -- (fields "capacity", a count up to MAX_CAPACITY, and "token"; no expiry),
 -- or a description of what is there. A capacity above that is no
@@ -175,9 +154,12 @@ end
 -- Before its first write a script makes sure the user may run every write
 -- it may make, so that an ACL denying one leaves nothing half-done behind
 -- (Redis does not roll a script back) and the error names the command.
--- redis.acl_check_cmd costs about 0.3 µs a check (BenchmarkACLCheckCmd)
--- against tens of µs for the round trip, so every script with more than
--- one write pays it. Each check is {command, key} ({command} for INFO).
+-- redis.acl_check_cmd costs about 0.3 µs a check (BenchmarkACLCheckCmd).
+-- The rare paths check every write they may make with this; the common
+-- paths check inline only the writes after their first (a denied first
+-- write has nothing before it to leave half-done: the script then falls
+-- through to its rare paths, which answer NOPERM naming it). Each check is
+-- {command, key} ({command} for INFO).
 local function permitted(checks)
   if not redis.acl_check_cmd then -- before Redis 7
     return nil
@@ -190,33 +172,21 @@ local function permitted(checks)
   return nil
 end
 
--- The common paths check less: a script's first write needs no check ahead
--- (a denied command has nothing before it to leave half-done), so only the
--- writes after it are checked, one may() each, before the first.
-
--- nil when this user may run cmd on key, else the NOPERM reply naming it.
-local function may(cmd, key)
-  if not redis.acl_check_cmd then -- before Redis 7
-    return nil
+-- The semaphore scripts' checks before their first write: WRONGKIND for
+-- a holders zset, permits hash, queue or heartbeat zset (KEYS[2..5]) of
+-- another shape, or NOPERM for a write to them the ACL denies (what
+-- reclaiming, queueing, granting and releasing may write), and with config
+-- for the configuration's HSETNX and HSET too; nil when all pass.
+local function sem_refusal(config)
+  local checks = {{'zadd', KEYS[2]}, {'zrem', KEYS[2]}, {'zremrangebyscore', KEYS[2]}, {'pexpire', KEYS[2]},
+    {'del', KEYS[2]}, {'hset', KEYS[3]}, {'hdel', KEYS[3]}, {'hincrby', KEYS[3]}, {'pexpire', KEYS[3]},
+    {'del', KEYS[3]}, {'zadd', KEYS[4]}, {'zrem', KEYS[4]}, {'pexpire', KEYS[4]}, {'zadd', KEYS[5]},
+    {'zrem', KEYS[5]}, {'zremrangebyscore', KEYS[5]}, {'pexpire', KEYS[5]}}
+  if config then
+    table.insert(checks, 1, {'hset', KEYS[1]})
+    table.insert(checks, 1, {'hsetnx', KEYS[1]})
   end
-  if not redis.acl_check_cmd(cmd, key) then
-    return noperm(cmd)
-  end
-  return nil
-end
-
--- Run a script's first write, cmd with its arguments: nil when it ran, else
--- the reply to give, with nothing written: NOPERM naming cmd when the ACL
--- denies it, or the command's own error (out of memory).
-local function first_write(cmd, ...)
-  local r = redis.pcall(cmd, ...)
-  if type(r) == 'table' and r.err then
-    if string.find(r.err, "can't run this command", 1, true) then
-      return noperm(cmd)
-    end
-    return r
-  end
-  return nil
+  return check_own({{2, 'zset'}, {3, 'hash'}, {4, 'zset'}, {5, 'zset'}}) or permitted(checks)
 end
 
 -- Holder metadata (redisync.HolderInfo): a hash beside the lock, in its
