@@ -30,12 +30,22 @@ var (
 
 // helpers parses lib.lua and keyspace.lua once, on the first script built.
 var helpers = sync.OnceValue(func() []definition {
-	return parseDefinitions(libSrc + "\n" + keyspaceSrc)
+	defs, rest := leadingDefinitions(libSrc+"\n"+keyspaceSrc, defValue)
+	if strings.TrimSpace(stripComments(rest)) != "" {
+		panic("scripts: a helper file line that defines nothing: " + rest)
+	}
+	return defs
 })
 
-// parseDefinitions splits a helper file into its definitions. Any other
-// top-level line is a programming error (a helper file only defines).
-func parseDefinitions(src string) []definition {
+// defConst is a definition a script's own source may open with (a helper
+// file of its own, such as rwlock_lib.lua, prepended to it): a constant.
+var defConst = regexp.MustCompile(`^local ([A-Za-z_][A-Za-z0-9_]*) = ('[^']*'|-?[0-9][0-9.e]*|true|false)$`)
+
+// leadingDefinitions splits the definitions src opens with from the rest:
+// "local function" blocks and the one-line values that value matches, each
+// with the comment lines above it. The rest begins at the first other line
+// (with the comments above that).
+func leadingDefinitions(src string, value *regexp.Regexp) ([]definition, string) {
 	var defs []definition
 	var pending []string // comments and blank lines before the next definition
 	lines := strings.Split(src, "\n")
@@ -56,31 +66,42 @@ func parseDefinitions(src string) []definition {
 			if lines[i] != "end" {
 				panic("scripts: helper " + d.name + " has no end line")
 			}
-		} else if m := defValue.FindStringSubmatch(line); m != nil {
+		} else if m := value.FindStringSubmatch(line); m != nil {
 			d.name = m[1]
 		} else {
-			panic("scripts: a helper file line that defines nothing: " + line)
+			return defs, strings.Join(append(pending, lines[i:]...), "\n")
 		}
 		d.text = strings.Join(append(pending, body...), "\n")
 		d.uses = identifiers(strings.Join(body, "\n"))
 		pending = nil
 		defs = append(defs, d)
 	}
+	return defs, strings.Join(pending, "\n")
+}
+
+// parseDefinitions is leadingDefinitions of a helper file's source.
+func parseDefinitions(src string) []definition {
+	defs, _ := leadingDefinitions(src, defValue)
 	return defs
+}
+
+func stripComments(code string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(code, "\n") {
+		if i := strings.Index(line, "--"); i >= 0 {
+			line = line[:i]
+		}
+		b.WriteString(line)
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 // identifiers lists the names in Lua code, comments left out (a name in a
 // string counts too, which at worst keeps a helper the script does not
 // need).
 func identifiers(code string) []string {
-	var out []string
-	for _, line := range strings.Split(code, "\n") {
-		if i := strings.Index(line, "--"); i >= 0 {
-			line = line[:i]
-		}
-		out = append(out, ident.FindAllString(line, -1)...)
-	}
-	return out
+	return ident.FindAllString(stripComments(code), -1)
 }
 
 // rareMark begins the line of a script after which its rare paths follow
@@ -91,22 +112,24 @@ const rareMark = "-- Rare paths"
 
 // assemble returns src with the helpers it uses prepended, and, when src
 // has a rareMark line, the helpers only its rare paths use put before that
-// line.
+// line. Helper definitions src itself opens with (constants and functions)
+// are trimmed and placed the same way, after the shared ones.
 func assemble(src string) string {
+	own, src := leadingDefinitions(src, defConst)
+	defs := append(append([]definition{}, helpers()...), own...)
 	common, rare, ok := strings.Cut(src, "\n"+rareMark)
 	if !ok {
-		text, _ := prelude(src, nil)
+		text, _ := prelude(defs, src, nil)
 		return text + src
 	}
-	first, have := prelude(common, nil)
-	second, _ := prelude(rare, have)
+	first, have := prelude(defs, common, nil)
+	second, _ := prelude(defs, rare, have)
 	return first + common + "\n" + second + rareMark + rare
 }
 
-// prelude returns the definitions src needs, transitively, in file order,
+// prelude returns the definitions of defs src needs, transitively, in order,
 // leaving out those in have, and the names it defines or had.
-func prelude(src string, have map[string]bool) (string, map[string]bool) {
-	defs := helpers()
+func prelude(defs []definition, src string, have map[string]bool) (string, map[string]bool) {
 	need := map[string]bool{}
 	for _, id := range identifiers(src) {
 		need[id] = true

@@ -79,3 +79,17 @@ func TestCommonPathsKeepTheLastTokenForKeepTokenMs(t *testing.T) {
 		t.Fatal("no script writes the expiry as a literal: the test is stale")
 	}
 }
+
+// A helper file a script opens with (rwlock_lib.lua) is trimmed as lib.lua
+// is: what the script does not use goes, and its own text stays as it is.
+func TestAssembleTrimsTheHelpersAScriptOpensWith(t *testing.T) {
+	own := "-- own helpers\nlocal MARK = 'x'\nlocal function unused()\n  return MARK\nend\nlocal function used()\n  return now_us()\nend\n"
+	body := "-- the script\nlocal a = used()\nreturn a\n"
+	got := assemble(own + body)
+	if !strings.HasSuffix(got, body) {
+		t.Fatalf("the script's own text changed:\n%s", got)
+	}
+	if d := defined(strings.TrimSuffix(got, body)); strings.Join(d, " ") != "now_us used" {
+		t.Fatalf("defines %v, want now_us used", d)
+	}
+}

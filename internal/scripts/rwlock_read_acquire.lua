@@ -15,7 +15,7 @@
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  owner id (the read field)
 -- ARGV[3]  "<owner>:write" (the owner's write field)
--- ARGV[4]  "1" for a non-reentrant lock, "0" otherwise
+-- ARGV[4]  "1" for a non-reentrant lock, "0" or absent otherwise
 -- ARGV[5]  holder-info payload to record for this owner's reads ("": none)
 --
 -- Reply: {token, count} acquired (token: the read phase's token, see the

@@ -11,10 +11,11 @@
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  "<owner>:write" (the write field)
 -- ARGV[3]  owner id (the read field)
--- ARGV[4]  "1" for a non-reentrant lock, "0" otherwise
+-- ARGV[4]  "1" for a non-reentrant lock, "0" or absent otherwise
 -- ARGV[5]  waiter timeout in ms: when > 0 and the lock is busy, the writer
 --          registers (or refreshes) itself as waiting until now + this, so
---          new readers queue behind it (writer preference); "0": do not
+--          new readers queue behind it (writer preference); "0" or absent:
+--          do not
 -- ARGV[6]  holder-info payload to record for the write hold ("": none)
 --
 -- Reply: {token, count} acquired (the token alone, in decimal, on the
@@ -104,7 +105,7 @@ end
 if redis.call('hexists', KEYS[1], ARGV[3]) == 1 then
   return redis.error_reply('UPGRADE owner holds read holds but not the write hold')
 end
-local wait = tonumber(ARGV[5])
+local wait = tonumber(ARGV[5] or '0')
 if wait > 0 then
   local t = redis.call('time')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
