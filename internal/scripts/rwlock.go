@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"strconv"
+	"strings"
 
 	"github.com/redis/rueidis"
 )
@@ -71,7 +72,7 @@ func (k *RWKeys) withInfo(keys ...string) []string {
 func RWReadAcquire(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs string, nonReentrant bool) (Acquired, error) {
 	return parseAcquired(rwReadAcquire.Exec(ctx, c,
 		k.withInfo(k.Lock, k.Timeouts, k.Token, k.Writers, k.Phase),
-		trimDefaults([]string{leaseMs, k.Owner, k.WriteField, flag(nonReentrant), k.Holder}, 3, "0", "")))
+		trimDefaults([]string{leaseMs, k.Owner, k.WriteField, flag(nonReentrant), k.Holder}, 2, k.Owner+":write", "0", "")))
 }
 
 // RWReadRelease runs rwlock_read_release.lua (the contract of LockRelease;
@@ -88,7 +89,8 @@ func RWReadRelease(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs str
 func RWWriteAcquire(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs string, nonReentrant bool, waiterTimeoutMs string) (Acquired, error) {
 	return parseAcquired(rwWriteAcquire.Exec(ctx, c,
 		k.withInfo(k.Lock, k.Token, k.Writers, k.Phase),
-		trimDefaults([]string{leaseMs, k.WriteField, k.Owner, flag(nonReentrant), waiterTimeoutMs, k.Holder}, 3, "0", "0", "")))
+		trimDefaults([]string{leaseMs, k.WriteField, k.Owner, flag(nonReentrant), waiterTimeoutMs, k.Holder}, 2,
+			strings.TrimSuffix(k.WriteField, ":write"), "0", "0", "")))
 }
 
 // RWWriteRelease runs rwlock_write_release.lua (the contract of LockRelease).

@@ -14,7 +14,7 @@
 --          "<owner>" records who took this owner's read holds
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  owner id (the read field)
--- ARGV[3]  "<owner>:write" (the owner's write field)
+-- ARGV[3]  "<owner>:write" (the owner's write field; absent: that)
 -- ARGV[4]  "1" for a non-reentrant lock, "0" or absent otherwise
 -- ARGV[5]  holder-info payload to record for this owner's reads ("": none)
 --
@@ -62,11 +62,12 @@ if not KEYS[6] then
 end
 -- Rare paths: a lock held or waited for, a holder record, keys of another
 -- shape.
+local write_field = ARGV[3] or ARGV[2] .. ':write'
 local shape = rw_shape(KEYS[1])
 if shape ~= 'none' and shape ~= 'lock' and shape ~= 'rwlock' then
   return wrong_kind(1, shape)
 end
-local reads, writes = hold_count(KEYS[1], ARGV[2]), hold_count(KEYS[1], ARGV[3])
+local reads, writes = hold_count(KEYS[1], ARGV[2]), hold_count(KEYS[1], write_field)
 if shape == 'lock' or reads == nil or writes == nil then
   return redis.call('pttl', KEYS[1])
 end
@@ -115,7 +116,7 @@ local function add_read()
 end
 
 if mode == 'write' then
-  if redis.call('hexists', KEYS[1], ARGV[3]) == 1 then
+  if redis.call('hexists', KEYS[1], write_field) == 1 then
     -- Reads under one's own write hold carry the write's token; a write
     -- hold a Redisson client began has none yet: it gets one now.
     local token = phase_token(KEYS[1], KEYS[5], 'write')
@@ -124,7 +125,7 @@ if mode == 'write' then
       phase_follow(KEYS[1], KEYS[5])
     else
       token = phase_next(KEYS[3], KEYS[5])
-      phase_set(KEYS[1], KEYS[5], token, 'w ' .. ARGV[3])
+      phase_set(KEYS[1], KEYS[5], token, 'w ' .. write_field)
     end
     return {token, n}
   end

@@ -10,7 +10,7 @@
 --          "<owner>:write" records who took the write hold
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  "<owner>:write" (the write field)
--- ARGV[3]  owner id (the read field)
+-- ARGV[3]  owner id (the read field; absent: ARGV[2] without ":write")
 -- ARGV[4]  "1" for a non-reentrant lock, "0" or absent otherwise
 -- ARGV[5]  waiter timeout in ms: when > 0 and the lock is busy, the writer
 --          registers (or refreshes) itself as waiting until now + this, so
@@ -53,11 +53,12 @@ if not KEYS[5] then
 end
 -- Rare paths: a lock held or waited for, a holder record, keys of another
 -- shape.
+local owner = ARGV[3] or string.sub(ARGV[2], 1, -7) -- the read field: the write field without ":write"
 local shape = rw_shape(KEYS[1])
 if shape ~= 'none' and shape ~= 'lock' and shape ~= 'rwlock' then
   return wrong_kind(1, shape)
 end
-if shape == 'lock' or hold_count(KEYS[1], ARGV[2]) == nil or hold_count(KEYS[1], ARGV[3]) == nil then
+if shape == 'lock' or hold_count(KEYS[1], ARGV[2]) == nil or hold_count(KEYS[1], owner) == nil then
   return redis.call('pttl', KEYS[1])
 end
 do
@@ -102,7 +103,7 @@ if mode == 'write' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
   end
   return {token, count}
 end
-if redis.call('hexists', KEYS[1], ARGV[3]) == 1 then
+if redis.call('hexists', KEYS[1], owner) == 1 then
   return redis.error_reply('UPGRADE owner holds read holds but not the write hold')
 end
 local wait = tonumber(ARGV[5] or '0')
