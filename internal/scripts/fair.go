@@ -51,7 +51,7 @@ func (k *FairKeys) WaiterChannel(owner string) string { return k.Channel + ":" +
 // attempt without joining the queue (TryLock). l is the handle's latch (see
 // LockAcquireLatched).
 func FairAcquireLatched(ctx context.Context, c rueidis.Client, k *FairKeys, leaseMs, owner string, nonReentrant bool, waiterTimeoutMs, publish string, l Latch) (Acquired, error) {
-	args := []string{leaseMs, owner, flag(nonReentrant), waiterTimeoutMs, publish, l.Field, l.Req, k.Holder}
+	args := trimDefaults([]string{leaseMs, owner, flag(nonReentrant), waiterTimeoutMs, publish, l.Field, l.Req, k.Holder}, 5, "", "", "")
 	return parseAcquired(fairAcquire.Exec(ctx, c, k.list(), args))
 }
 

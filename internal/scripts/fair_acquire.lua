@@ -20,7 +20,8 @@
 --          request id, as in rlock_acquire.lua
 -- ARGV[8]  holder-info payload to record for this owner ("": none)
 --
--- Reply: {token, count} acquired; when busy, a wait hint in ms: the lock's
+-- Reply: {token, count} acquired (the token alone, in decimal, on the
+-- common path: count 1); when busy, a wait hint in ms: the lock's
 -- PTTL while it is held, or the time until the head's heartbeat deadline
 -- while the lock is free but another waiter is first in line (-1: the hash
 -- has no expiry); error NON_REENTRANT.
@@ -33,6 +34,17 @@
 -- Keys of another shape (keyspace.lua): WRONGKIND, or busy for a
 -- read-write lock's hash; NOPERM names a write the ACL denies. Nothing is
 -- written before every key has been checked.
+if not KEYS[6] and (ARGV[6] or '') == '' then
+  -- The common path: a free lock nobody waits for (EXISTS counts neither
+  -- the hash nor the queue's zsets and, but for the last-token key,
+  -- nothing else), no latch, no holder record (lib.lua grant_free).
+  local t = grant_free(redis.call('exists', KEYS[1], KEYS[2], KEYS[3], KEYS[4]), KEYS[1], KEYS[4], ARGV[2], ARGV[1])
+  if t then
+    return t
+  end
+end
+-- Rare paths: a lock held or waited for, a latch, a holder record, keys of
+-- another shape.
 local shape = lock_shape(KEYS[1])
 if shape ~= 'none' and shape ~= 'lock' and shape ~= 'rwlock' then
   return wrong_kind(1, shape)

@@ -19,10 +19,23 @@
 -- ARGV[8]  holder-info payload ("": none)
 -- ARGV[9]  the queue's thread wait time in ms (Redisson's threadWaitTime)
 --
--- Reply: {token, count} acquired; a wait hint in ms when busy; error
+-- Reply: {token, count} acquired (the token alone, in decimal, on the
+-- common path: count 1); a wait hint in ms when busy; error
 -- NON_REENTRANT. The lock is granted to the queue's head, or to anyone while
 -- the queue is empty, as Redisson's script does, or to its owner
 -- (re-entry); a grant takes the owner's place in the queue.
+if not KEYS[6] and (ARGV[6] or '') == '' then
+  -- The common path: a free lock nobody waits for (EXISTS counts neither
+  -- the hash nor Redisson's queue and deadlines and, but for the
+  -- last-token key, nothing else), no latch, no holder record (lib.lua
+  -- grant_free).
+  local t = grant_free(redis.call('exists', KEYS[1], KEYS[2], KEYS[3], KEYS[4]), KEYS[1], KEYS[4], ARGV[2], ARGV[1])
+  if t then
+    return t
+  end
+end
+-- Rare paths: a lock held or waited for, a latch, a holder record, keys of
+-- another shape.
 local shape = lock_shape(KEYS[1])
 if shape ~= 'none' and shape ~= 'lock' and shape ~= 'rwlock' then
   return wrong_kind(1, shape)

@@ -138,23 +138,48 @@ local function sem_shape(key)
   return 'semaphore'
 end
 
+-- The reply for a write command cmd the ACL denies.
+local function noperm(cmd)
+  return redis.error_reply('NOPERM redisync: this user may not run ' .. string.upper(cmd) ..
+    ' on a key the lock needs (see the README: Permissions)')
+end
+
 -- Before its first write a script makes sure the user may run every write
 -- it may make, so that an ACL denying one leaves nothing half-done behind
 -- (Redis does not roll a script back) and the error names the command.
--- redis.acl_check_cmd costs about 0.3 µs a check (BenchmarkACLCheckCmd)
--- against tens of µs for the round trip, so every script with more than
--- one write pays it. Each check is {command, key} ({command} for INFO).
+-- redis.acl_check_cmd costs about 0.3 µs a check (BenchmarkACLCheckCmd).
+-- The rare paths check every write they may make with this; the common
+-- paths check inline only the writes after their first (a denied first
+-- write has nothing before it to leave half-done: the script then falls
+-- through to its rare paths, which answer NOPERM naming it). Each check is
+-- {command, key} ({command} for INFO).
 local function permitted(checks)
   if not redis.acl_check_cmd then -- before Redis 7
     return nil
   end
   for _, c in ipairs(checks) do
     if not redis.acl_check_cmd(unpack(c)) then
-      return redis.error_reply('NOPERM redisync: this user may not run ' .. string.upper(c[1]) ..
-        ' on a key the lock needs (see the README: Permissions)')
+      return noperm(c[1])
     end
   end
   return nil
+end
+
+-- The semaphore scripts' checks before their first write: WRONGKIND for
+-- a holders zset, permits hash, queue or heartbeat zset (KEYS[2..5]) of
+-- another shape, or NOPERM for a write to them the ACL denies (what
+-- reclaiming, queueing, granting and releasing may write), and with config
+-- for the configuration's HSETNX and HSET too; nil when all pass.
+local function sem_refusal(config)
+  local checks = {{'zadd', KEYS[2]}, {'zrem', KEYS[2]}, {'zremrangebyscore', KEYS[2]}, {'pexpire', KEYS[2]},
+    {'del', KEYS[2]}, {'hset', KEYS[3]}, {'hdel', KEYS[3]}, {'hincrby', KEYS[3]}, {'pexpire', KEYS[3]},
+    {'del', KEYS[3]}, {'zadd', KEYS[4]}, {'zrem', KEYS[4]}, {'pexpire', KEYS[4]}, {'zadd', KEYS[5]},
+    {'zrem', KEYS[5]}, {'zremrangebyscore', KEYS[5]}, {'pexpire', KEYS[5]}}
+  if config then
+    table.insert(checks, 1, {'hset', KEYS[1]})
+    table.insert(checks, 1, {'hsetnx', KEYS[1]})
+  end
+  return check_own({{2, 'zset'}, {3, 'hash'}, {4, 'zset'}, {5, 'zset'}}) or permitted(checks)
 end
 
 -- Holder metadata (redisync.HolderInfo): a hash beside the lock, in its

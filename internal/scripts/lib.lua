@@ -43,6 +43,69 @@ local function keep_token(token, token_key)
   redis.call('set', token_key, string.format('%.0f', token), 'PX', ahead_ms + KEEP_TOKEN_MS)
 end
 
+-- The common paths (a free lock, the release of a hold's last count) call
+-- only these helpers, pass Redis strings rather than Lua numbers (Redis 7.0
+-- prints each number argument with a printf), and answer nil, having
+-- written nothing, for anything else: their script's rare paths then check
+-- it all again and answer it.
+
+-- Grant the lock hash at lock to owner for lease ms (a decimal) with a
+-- fresh token, in the rlock layout, when EXISTS counted none of the
+-- primitive's keys (exists 0), or one that GET shows is the last-token key
+-- at token_key: a decimal with an expiry (what check_own accepts). Only
+-- PEXPIRE takes an ACL check (a denied HSET, the first write, leaves
+-- nothing written). Returns the token in decimal, or nil.
+local function grant_free(exists, lock, token_key, owner, lease)
+  local last = exists == 1 and redis.pcall('get', token_key)
+  if not (exists == 0 or (type(last) == 'string' and string.match(last, '^%d+$')
+      and redis.call('pttl', token_key) > 0)) then
+    return nil
+  end
+  if redis.acl_check_cmd and not redis.acl_check_cmd('pexpire', lock) then
+    return nil
+  end
+  local now = redis.call('time') -- server time in µs, in decimal:
+  local t = #now[2] == 6 and now[1] .. now[2] or now[1] .. string.sub('00000' .. now[2], -6)
+  if last and (#t < #last or (#t == #last and t <= last)) then -- t <= last
+    t = string.format('%.0f', tonumber(last) + 1)
+  end
+  if type(redis.pcall('hset', lock, owner, '1', 'redisync:token', t)) ~= 'number' then
+    return nil
+  end
+  redis.call('pexpire', lock, lease)
+  return t
+end
+
+-- Release owner's last hold of the lock hash at lock, whose token (a
+-- decimal) the hash carries: a hash that carries a hold's token is that
+-- lock (no one else writes the field). The token is kept as keep_token
+-- does, while it is behind the server clock, with SET NX GET, the first
+-- write: it writes only where there is no key, and otherwise shows the
+-- string there, written over only when it is ours (a decimal with an
+-- expiry); a key of another type, a denial or out of memory write nothing.
+-- Only DEL, the second write, takes an ACL check. Returns true, or nil.
+local function release_last(lock, token_key, owner, token)
+  local v = redis.pcall('hmget', lock, owner, 'redisync:token')
+  if not (v[1] == '1' and v[2] == token) or (redis.acl_check_cmd and not redis.acl_check_cmd('del', lock)) then
+    return nil
+  end
+  local now = redis.call('time') -- server time in µs, in decimal:
+  now = #now[2] == 6 and now[1] .. now[2] or now[1] .. string.sub('00000' .. now[2], -6)
+  if #token > #now or (#token == #now and token > now) then -- token > now
+    return nil
+  end
+  local last = redis.pcall('set', token_key, token, 'PX', '10000', 'NX', 'GET') -- KEEP_TOKEN_MS
+  if type(last) == 'string' and string.match(last, '^%d+$') and redis.call('pttl', token_key) > 0 then
+    redis.call('set', token_key, token, 'PX', '10000')
+    last = false
+  end
+  if last ~= false then
+    return nil
+  end
+  redis.call('del', lock)
+  return true
+end
+
 -- Out of memory, Redis refuses a script without a shebang (a release, a
 -- renewal: script.go, shebangWrite) at its first write that may grow memory
 -- (HINCRBY, ZADD, HSET, SET) unless it has written before. touch writes

@@ -20,6 +20,25 @@
 -- (busy unless it is this owner's); any other key at the name — a hash of
 -- another kind of lock, a user's key, a string without expiry — is
 -- WRONGKIND. NOPERM names a command the ACL denies (INFO included).
+if not KEYS[3] then
+  -- The common path: a free key. The reads come first (the node counter
+  -- must be ours: none, or a decimal with an expiry, as check_own accepts),
+  -- then SET NX, the one write: a denied or refused SET leaves nothing
+  -- written, and a key that is there (ours, busy, or foreign) falls through
+  -- to the rare paths, as does anything else, before any write.
+  local last = redis.pcall('get', KEYS[2])
+  local server = redis.pcall('info', 'server')
+  if (not last or (type(last) == 'string' and string.match(last, '^%d+$') and redis.call('pttl', KEYS[2]) > 0))
+      and type(server) == 'string' then
+    local ok = redis.pcall('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
+    if type(ok) == 'table' and ok.ok then
+      local t = redis.call('time')
+      local value = math.max(tonumber(last or '0'), tonumber(t[1]) * 1000000 + tonumber(t[2]))
+      return {1, value, string.match(server, 'run_id:(%w+)') or ''}
+    end
+  end
+end
+-- Rare paths: the key is there, a holder record, keys of another shape.
 do
   local found = foreign(KEYS[1], 'string')
   local refusal = (found and wrong_kind(1, found)) or check_own({{2, 'string', TOKEN}})

@@ -6,6 +6,15 @@
 --
 -- Reply: 1 deleted, 0 not this owner's (or absent, or no string: another
 -- kind's key, which is never touched).
+if not KEYS[2] and redis.pcall('get', KEYS[1]) == ARGV[1] then
+  -- The common path: the key holds this owner (so it is ours), and DEL is
+  -- the one write (a denied DEL leaves nothing written, and falls through).
+  local n = redis.pcall('del', KEYS[1])
+  if type(n) == 'number' then
+    return n
+  end
+end
+-- Rare paths: a holder record, another value, another type, a denial.
 if redis.call('type', KEYS[1]).ok ~= 'string' then
   return 0
 end

@@ -54,7 +54,7 @@ func LockAcquire(ctx context.Context, c rueidis.Client, k *LockKeys, leaseMs, ow
 // LockAcquireLatched is LockAcquire for a handle with a latch (an owner id
 // that several handles may share): the grant is recorded under l.Req.
 func LockAcquireLatched(ctx context.Context, c rueidis.Client, k *LockKeys, leaseMs, owner string, nonReentrant bool, l Latch) (Acquired, error) {
-	args := []string{leaseMs, owner, flag(nonReentrant), l.Field, l.Req, k.Holder}
+	args := trimDefaults([]string{leaseMs, owner, flag(nonReentrant), l.Field, l.Req, k.Holder}, 2, "0", "", "", "")
 	return parseAcquired(rlockAcquire.Exec(ctx, c, k.withInfo(k.Lock, k.Token), args))
 }
 
@@ -114,6 +114,17 @@ func LockAcquireAll(ctx context.Context, c rueidis.Client, reqs []LockRequest) (
 		out[i] = Acquired{OK: true, Token: uint64(vals[2*i]), Count: vals[2*i+1]}
 	}
 	return out, Acquired{}, nil
+}
+
+// trimDefaults leaves out the trailing arguments of args that are at their
+// defaults (defaults[i] for args[required+i]), which the scripts read when
+// they are absent: every argument costs the server a Lua string per call.
+func trimDefaults(args []string, required int, defaults ...string) []string {
+	n := len(args)
+	for n > required && args[n-1] == defaults[n-1-required] {
+		n--
+	}
+	return args[:n]
 }
 
 func flag(b bool) string {

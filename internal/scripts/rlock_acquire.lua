@@ -1,6 +1,7 @@
 #!lua
 -- rlock_acquire: take or re-enter a reentrant lock (Redisson RLock layout).
--- Runs with lib.lua prepended.
+-- Runs with the helpers of lib.lua and keyspace.lua it uses prepended, those
+-- only its rare paths use at their mark (prelude.go).
 --
 -- KEYS[1]  lock hash, named by the raw lock name; field <owner> = hold count,
 --          field "redisync:token" = fencing token of the current hold
@@ -9,14 +10,16 @@
 -- KEYS[3]  holder-info hash (keyspace.lua: info_record), optional
 -- ARGV[1]  lease in milliseconds (> 0)
 -- ARGV[2]  owner id
--- ARGV[3]  "1" for a non-reentrant lock, "0" otherwise
+-- ARGV[3]  "1" for a non-reentrant lock; "0", "" or absent otherwise
 -- ARGV[4]  the handle's latch field, "" or absent for none (see lib.lua)
 -- ARGV[5]  this request's id: a grant is recorded in the latch, and a
 --          request already undone (its caller gave up) is refused as busy
 -- ARGV[6]  holder-info payload to record for this owner ("": none)
 --
 -- Reply:
---   {token, count}  acquired (count = hold count after this acquisition)
+--   "<token>"       acquired on a free name (the token in decimal: a string
+--                   reply costs the server less than an array), count 1
+--   {token, count}  acquired otherwise (count = hold count after this one)
 --   PTTL            busy: the holder's remaining lease in ms (-1: no expiry)
 --   error           "NON_REENTRANT" when ARGV[3] is "1" and the owner holds it
 --   error           "WRONGKIND <i> <found>" when KEYS[i] is no key of a lock
@@ -24,11 +27,32 @@
 --   error           "NOPERM ..." naming a write command the ACL denies
 --
 -- Nothing is written before every key has been checked.
+local info = KEYS[3]
+if not info and (ARGV[4] or '') == '' then
+  -- The common path: a free name (EXISTS counts neither the hash nor, but
+  -- for the last-token key, anything else), no latch, no holder record.
+  local t = grant_free(redis.call('exists', KEYS[1], KEYS[2]), KEYS[1], KEYS[2], ARGV[2], ARGV[1])
+  if t then
+    return t
+  end
+end
+-- Rare paths: the name is taken (whose, and by what?), or a holder record
+-- is asked for.
+local lease = tonumber(ARGV[1])
 local shape = lock_shape(KEYS[1])
-if shape ~= 'none' and shape ~= 'lock' and shape ~= 'rwlock' then
+if shape == 'none' then
+  local refusal = check_own({{2, 'string', TOKEN}}) or info_refusal(3)
+    or permitted({{'hset', KEYS[1]}, {'pexpire', KEYS[1]}})
+  if refusal then
+    return refusal
+  end
+  local res = grant(KEYS[1], ARGV[2], lease, KEYS[2])
+  info_record(info, ARGV[2], ARGV[6], lease, true)
+  return latch_granted(KEYS[1], ARGV[4], ARGV[5], res)
+end
+if shape ~= 'lock' and shape ~= 'rwlock' then
   return wrong_kind(1, shape)
 end
-local info = KEYS[3]
 local refusal = check_own({{2, 'string', TOKEN}}) or (info and info_refusal(3))
   or permitted({{'hset', KEYS[1]}, {'hincrby', KEYS[1]}, {'pexpire', KEYS[1]}})
 if refusal then
@@ -39,21 +63,14 @@ if shape == 'rwlock' or hold_count(KEYS[1], ARGV[2]) == nil then
   -- hash), or a hash with this owner's field that holds no count.
   return redis.call('pttl', KEYS[1])
 end
-local lease = tonumber(ARGV[1])
 local latch, req = ARGV[4], ARGV[5]
 if latch_refuses(KEYS[1], latch, req) then
   return redis.call('pttl', KEYS[1])
 end
-local fresh = redis.call('exists', KEYS[1]) == 0
-if fresh or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-  local res
-  if fresh then
-    res = grant(KEYS[1], ARGV[2], lease, KEYS[2])
-  else
-    res = reenter(KEYS[1], ARGV[2], lease, ARGV[3], KEYS[2])
-  end
+if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+  local res = reenter(KEYS[1], ARGV[2], lease, ARGV[3], KEYS[2])
   if info and type(res) == 'table' and res.err == nil then
-    info_record(info, ARGV[2], ARGV[6], lease, fresh)
+    info_record(info, ARGV[2], ARGV[6], lease, false)
   end
   return latch_granted(KEYS[1], latch, req, res)
 end

@@ -1,39 +1,53 @@
 -- rlock_release: undo one hold (or all holds) of an owner, idempotently.
--- Runs with lib.lua prepended.
+-- Runs with its helpers prepended, as rlock_acquire.lua.
 --
 -- KEYS[1]  lock hash
 -- KEYS[2]  lock channel (redisson_lock__channel:{name})
 -- KEYS[3]  last-token key
 -- KEYS[4]  holder-info hash, optional: its record goes with the last hold
 -- ARGV[1]  owner id
--- ARGV[2]  lease in milliseconds, applied when holds remain
--- ARGV[3]  expected hold count before this release:
+-- ARGV[2]  fencing token of the hold being released: act only while the
+--          lock carries it (a later hold of the same owner is another hold);
+--          "0": any (a resumed owner, or a Redisson hold without a token)
+-- ARGV[3]  expected hold count before this release (absent: 1):
 --            n > 0  act only if the count is n (a repeated call finds n-1 and
 --                   does nothing, so a retried release never decrements twice)
 --            0      decrement whatever the count (an owner other handles share)
 --            -1     release every hold of the owner (cleanup of a lost hold)
--- ARGV[4]  "publish" or "spublish"
--- ARGV[5]  fencing token of the hold being released: act only while the
---          lock carries it (a later hold of the same owner is another hold);
---          "0": any (a resumed owner, or a Redisson hold without a token)
--- ARGV[6]  the handle's latch field ("" for an owner only one handle uses;
---          see lib.lua), and ARGV[7] this request's id. With a latch, a
---          retried request replays its first outcome, and ARGV[3] = -2 undoes
---          the acquire with request id ARGV[7] (only if it granted).
+-- ARGV[4]  "publish" or "spublish" (absent: "publish")
+-- ARGV[5]  lease in milliseconds, applied when holds remain (absent when
+--          ARGV[3] is 1: no hold remains)
+-- ARGV[6]  the handle's latch field ("" or absent for an owner only one
+--          handle uses; see lib.lua), and ARGV[7] this request's id. With a
+--          latch, a retried request replays its first outcome, and ARGV[3] =
+--          -2 undoes the acquire with request id ARGV[7] (only if it granted).
 -- ARGV[8]  with ARGV[3] = 0: how many holds to release (default 1), so the
 --          cleanup of a lost hold of a shared owner removes that handle's
 --          holds and no other handle's; the last ones delete the hash.
 -- ARGV[9]  "1" when this request ends the last hold of the handle, whose
---          latch recorded it and whose token ARGV[5] is: the latch field
+--          latch recorded it and whose token ARGV[2] is: the latch field
 --          goes (kept where the ACL denies HDEL), and a retry that finds no
 --          latch field while the lock carries the token replays "released"
+-- Arguments at their defaults are left out at the end (every argument costs
+-- a Lua string per call).
 --
 -- Reply: {acted, count}: acted is 1 when this call changed the lock, count is
--- the owner's hold count afterwards (0: released, or not held at all).
+-- the owner's hold count afterwards (0: released, or not held at all); an
+-- integer count when it acted (the common path's cheaper reply: 0).
 -- A full release deletes the hash and publishes "0" on the channel.
 -- A key that is no lock of this kind (keyspace.lua) holds no hold of this
 -- owner: {0, 0}, nothing written. Errors: WRONGKIND for a last-token key
 -- that is not ours, NOPERM naming a write the ACL denies.
+local token, expected = ARGV[2], ARGV[3] or '1'
+if token and token ~= '0' and (ARGV[6] or '') == '' and not KEYS[4]
+    and (expected == '1' or expected == '0' or expected == '-1')
+    and release_last(KEYS[1], KEYS[3], ARGV[1], token) then
+  -- The common path, the release of a hold's last count (lib.lua).
+  redis.pcall(ARGV[4] or 'publish', KEYS[2], '0') -- a denied PUBLISH costs only the wake-up
+  return 0
+end
+-- Rare paths: the release of a nested hold, a latched or undone one, of a
+-- lock that is not there or not this hold.
 local shape = lock_shape(KEYS[1])
 if (shape ~= 'none' and shape ~= 'lock') or hold_count(KEYS[1], ARGV[1]) == nil then
   return {0, 0}
@@ -43,13 +57,13 @@ local refusal = check_own({{3, 'string', TOKEN}})
 if refusal then
   return refusal
 end
-local reply, deleted = release_hold(KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), KEYS[3],
-  tonumber(ARGV[5] or '0'), ARGV[6], ARGV[7], tonumber(ARGV[8] or '1'),
+local reply, deleted = release_hold(KEYS[1], ARGV[1], tonumber(ARGV[5] or '0'), tonumber(ARGV[3] or '1'), KEYS[3],
+  tonumber(ARGV[2] or '0'), ARGV[6], ARGV[7], tonumber(ARGV[8] or '1'),
   ARGV[9] == '1')
 if deleted then
   if KEYS[4] then
     info_drop(KEYS[4], ARGV[1], true)
   end
-  notify(ARGV[4], KEYS[2], '0')
+  notify(ARGV[4] or 'publish', KEYS[2], '0')
 end
 return reply

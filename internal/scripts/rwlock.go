@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"strconv"
+	"strings"
 
 	"github.com/redis/rueidis"
 )
@@ -71,7 +72,7 @@ func (k *RWKeys) withInfo(keys ...string) []string {
 func RWReadAcquire(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs string, nonReentrant bool) (Acquired, error) {
 	return parseAcquired(rwReadAcquire.Exec(ctx, c,
 		k.withInfo(k.Lock, k.Timeouts, k.Token, k.Writers, k.Phase),
-		[]string{leaseMs, k.Owner, k.WriteField, flag(nonReentrant), k.Holder}))
+		trimDefaults([]string{leaseMs, k.Owner, k.WriteField, flag(nonReentrant), k.Holder}, 2, k.Owner+":write", "0", "")))
 }
 
 // RWReadRelease runs rwlock_read_release.lua (the contract of LockRelease;
@@ -80,7 +81,7 @@ func RWReadAcquire(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs str
 func RWReadRelease(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs string, a ReleaseArgs, publish string) (Released, error) {
 	return parseReleased(rwReadRelease.Exec(ctx, c,
 		k.withInfo(k.Lock, k.Channel, k.Timeouts, k.TimeoutBase, k.Token, k.Phase),
-		[]string{k.Owner, leaseMs, strconv.FormatInt(a.Expected, 10), publish, a.holds(), strconv.FormatUint(a.Token, 10)}))
+		a.rwArgv(k.Owner, "", publish))) // the lease is unused: read holds keep their own
 }
 
 // RWWriteAcquire runs rwlock_write_acquire.lua; waiterTimeoutMs > 0 registers
@@ -88,14 +89,26 @@ func RWReadRelease(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs str
 func RWWriteAcquire(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs string, nonReentrant bool, waiterTimeoutMs string) (Acquired, error) {
 	return parseAcquired(rwWriteAcquire.Exec(ctx, c,
 		k.withInfo(k.Lock, k.Token, k.Writers, k.Phase),
-		[]string{leaseMs, k.WriteField, k.Owner, flag(nonReentrant), waiterTimeoutMs, k.Holder}))
+		trimDefaults([]string{leaseMs, k.WriteField, k.Owner, flag(nonReentrant), waiterTimeoutMs, k.Holder}, 2,
+			strings.TrimSuffix(k.WriteField, ":write"), "0", "0", "")))
 }
 
 // RWWriteRelease runs rwlock_write_release.lua (the contract of LockRelease).
 func RWWriteRelease(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs string, a ReleaseArgs, publish string) (Released, error) {
 	return parseReleased(rwWriteRelease.Exec(ctx, c,
 		k.withInfo(k.Lock, k.Channel, k.Token, k.Phase),
-		[]string{k.WriteField, leaseMs, strconv.FormatInt(a.Expected, 10), publish, a.holds(), strconv.FormatUint(a.Token, 10)}))
+		a.rwArgv(k.WriteField, leaseMs, publish)))
+}
+
+// rwArgv is the ARGV of the rwlock release scripts: field, token, expected
+// count, publish, holds, lease, without the trailing ones at their defaults
+// (the lease: "" for none, or unused when one hold is expected).
+func (a *ReleaseArgs) rwArgv(field, leaseMs, publish string) []string {
+	if a.Expected == 1 {
+		leaseMs = ""
+	}
+	return trimDefaults([]string{field, strconv.FormatUint(a.Token, 10), strconv.FormatInt(a.Expected, 10), publish,
+		a.holds(), leaseMs}, 2, "1", "publish", "1", "")
 }
 
 // RWLeave runs rwlock_leave.lua: it reports whether the writer was waiting.

@@ -14,12 +14,13 @@
 --          "<owner>" records who took this owner's read holds
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  owner id (the read field)
--- ARGV[3]  "<owner>:write" (the owner's write field)
--- ARGV[4]  "1" for a non-reentrant lock, "0" otherwise
+-- ARGV[3]  "<owner>:write" (the owner's write field; absent: that)
+-- ARGV[4]  "1" for a non-reentrant lock, "0" or absent otherwise
 -- ARGV[5]  holder-info payload to record for this owner's reads ("": none)
 --
 -- Reply: {token, count} acquired (token: the read phase's token, see the
--- rwlock package doc); an integer wait hint in ms when busy (-1: the hash has
+-- rwlock package doc; the token alone, in decimal, on the common path:
+-- count 1); an integer wait hint in ms when busy (-1: the hash has
 -- no expiry); error NON_REENTRANT.
 --
 -- Readers share the lock while mode is "read" (or the hash is absent), unless
@@ -32,11 +33,41 @@
 -- hash without "mode" that is no lock, is WRONGKIND, never free. NOPERM
 -- names a write the ACL denies. Nothing is written before every key has
 -- been checked.
+if not KEYS[6] then
+  -- The common path: a free name nobody waits for. EXISTS counts neither
+  -- the hash, the waiting writers, the phase key nor the first read hold's
+  -- timeout key and, but for the last-token key (a decimal with an expiry,
+  -- what check_own accepts), nothing else. The hash (the first write)
+  -- needs no ACL check, the writes after it one each; they write what the
+  -- rare path's add_read and phase_set write. It calls no helper: anything
+  -- else falls through to the rare paths, before any write.
+  local hold = KEYS[2] .. ':1'
+  local e = redis.call('exists', KEYS[1], KEYS[3], KEYS[4], KEYS[5], hold)
+  local last = e == 1 and redis.pcall('get', KEYS[3])
+  if (e == 0 or (type(last) == 'string' and string.match(last, '^%d+$') and redis.call('pttl', KEYS[3]) > 0))
+      and (not redis.acl_check_cmd or (redis.acl_check_cmd('set', hold) and redis.acl_check_cmd('pexpire', KEYS[1])
+        and redis.acl_check_cmd('set', KEYS[5]))) then
+    local now = redis.call('time') -- server time in µs, in decimal:
+    local t = #now[2] == 6 and now[1] .. now[2] or now[1] .. string.sub('00000' .. now[2], -6)
+    if last and (#t < #last or (#t == #last and t <= last)) then -- t <= last
+      t = string.format('%.0f', tonumber(last) + 1)
+    end
+    if type(redis.pcall('hset', KEYS[1], 'mode', 'read', ARGV[2], '1')) == 'number' then
+      redis.call('set', hold, '1', 'px', ARGV[1])
+      redis.call('pexpire', KEYS[1], ARGV[1])
+      redis.call('set', KEYS[5], t .. ' r', 'px', ARGV[1])
+      return t
+    end
+  end
+end
+-- Rare paths: a lock held or waited for, a holder record, keys of another
+-- shape.
+local write_field = ARGV[3] or ARGV[2] .. ':write'
 local shape = lock_shape(KEYS[1])
 if shape ~= 'none' and shape ~= 'lock' and shape ~= 'rwlock' then
   return wrong_kind(1, shape)
 end
-local reads, writes = hold_count(KEYS[1], ARGV[2]), hold_count(KEYS[1], ARGV[3])
+local reads, writes = hold_count(KEYS[1], ARGV[2]), hold_count(KEYS[1], write_field)
 if shape == 'lock' or reads == nil or writes == nil then
   return redis.call('pttl', KEYS[1])
 end
@@ -85,7 +116,7 @@ local function add_read()
 end
 
 if mode == 'write' then
-  if redis.call('hexists', KEYS[1], ARGV[3]) == 1 then
+  if redis.call('hexists', KEYS[1], write_field) == 1 then
     -- Reads under one's own write hold carry the write's token; a write
     -- hold a Redisson client began has none yet: it gets one now.
     local token = phase_token(KEYS[1], KEYS[5], 'write')
@@ -94,7 +125,7 @@ if mode == 'write' then
       phase_follow(KEYS[1], KEYS[5])
     else
       token = phase_next(KEYS[3], KEYS[5])
-      phase_set(KEYS[1], KEYS[5], token, 'w ' .. ARGV[3])
+      phase_set(KEYS[1], KEYS[5], token, 'w ' .. write_field)
     end
     return {token, n}
   end

@@ -11,16 +11,19 @@
 -- KEYS[7]  holder-info hash, optional: the owner's record goes with its last
 --          read hold, every record with the hash
 -- ARGV[1]  owner id (the read field)
--- ARGV[2]  lease in milliseconds (unused: remaining read holds keep their own)
--- ARGV[3]  expected read count before this release (n > 0, 0 = any, -1 = all),
+-- ARGV[2]  fencing token of the hold being released ("0": any), as in
+--          rwlock_write_release.lua
+-- ARGV[3]  expected read count before this release (absent: 1; n > 0, 0 = any,
+--          -1 = all),
 --          as in rlock_release.lua
--- ARGV[4]  "publish" or "spublish"
+-- ARGV[4]  "publish" or "spublish" (absent: "publish")
 -- ARGV[5]  with ARGV[3] = 0: how many read holds to release (default 1),
 --          as in rlock_release.lua
--- ARGV[6]  fencing token of the hold being released ("0": any), as in
---          rwlock_write_release.lua
+-- ARGV[6]  lease in milliseconds (unused: remaining read holds keep their own)
 --
--- Reply: {acted, count} as rlock_release.lua. When no live read hold is left
+-- Arguments at their defaults are left out at the end.
+--
+-- Reply: {acted, count}, or an integer count, as rlock_release.lua. When no live read hold is left
 -- and no writer holds the lock, the hash is deleted and "1" is published
 -- (every waiter re-checks: readers and writers may both be waiting). Fields
 -- of readers whose timeout keys all expired (crashed readers) do not keep the
@@ -30,6 +33,43 @@
 -- nothing written. This owner's read-hold keys and the last-token key must
 -- be ours (else WRONGKIND); NOPERM names a write the ACL denies
 -- (keyspace.lua).
+if not KEYS[7] and ((ARGV[3] or '1') == '1' or ARGV[3] == '0' or ARGV[3] == '-1') and ARGV[2] and ARGV[2] ~= '0' then
+  -- The common path, the release of the only read hold on the lock: the
+  -- hash is that hold alone, the phase key carries its token (so both are
+  -- ours, and the hold is of the lock's current phase), and its timeout
+  -- key is ours ("1" with an expiry) or gone. The token is kept with SET NX
+  -- GET as lib.lua's release_last keeps it (the first write); DEL of the
+  -- hash, the phase key and the timeout key, the second, takes the one ACL
+  -- check. It calls no helper: anything else falls through to the rare
+  -- paths, before any write.
+  local h = redis.pcall('hgetall', KEYS[1])
+  local hold = KEYS[3] .. ':1'
+  local token = ARGV[2]
+  if #h == 4 and ((h[1] == 'mode' and h[2] == 'read' and h[3] == ARGV[1] and h[4] == '1')
+      or (h[3] == 'mode' and h[4] == 'read' and h[1] == ARGV[1] and h[2] == '1'))
+      and redis.pcall('get', KEYS[6]) == token .. ' r' then
+    local v = redis.pcall('get', hold)
+    if (not v or (v == '1' and redis.call('pttl', hold) > 0))
+        and (not redis.acl_check_cmd or redis.acl_check_cmd('del', KEYS[1], KEYS[6], hold)) then
+      local now = redis.call('time') -- server time in µs, in decimal:
+      now = #now[2] == 6 and now[1] .. now[2] or now[1] .. string.sub('00000' .. now[2], -6)
+      if #token < #now or (#token == #now and token <= now) then -- token <= now
+        local last = redis.pcall('set', KEYS[5], token, 'PX', '10000', 'NX', 'GET') -- KEEP_TOKEN_MS
+        if type(last) == 'string' and string.match(last, '^%d+$') and redis.call('pttl', KEYS[5]) > 0 then
+          redis.call('set', KEYS[5], token, 'PX', '10000')
+          last = false
+        end
+        if last == false then
+          redis.call('del', KEYS[1], KEYS[6], hold)
+          redis.pcall(ARGV[4] or 'publish', KEYS[2], '1') -- a denied PUBLISH costs only the wake-up
+          return 0
+        end
+      end
+    end
+  end
+end
+-- Rare paths: other read holds, a writer, a holder record, no lock, keys
+-- of another shape.
 local shape = lock_shape(KEYS[1])
 local held = hold_count(KEYS[1], ARGV[1])
 if (shape ~= 'none' and shape ~= 'rwlock') or held == nil then
@@ -50,11 +90,11 @@ do
   end
 end
 local count = tonumber(redis.call('hget', KEYS[1], ARGV[1]) or '0') or 0
-local expected = tonumber(ARGV[3])
+local expected = tonumber(ARGV[3] or '1')
 if count == 0 or (expected > 0 and count ~= expected) then
   return {0, count}
 end
-if not of_phase(KEYS[1], KEYS[6], ARGV[6]) then
+if not of_phase(KEYS[1], KEYS[6], ARGV[2]) then
   return {0, count}
 end
 local left = count - 1
@@ -102,5 +142,5 @@ if KEYS[7] then
   info_drop(KEYS[7], nil, true)
 end
 phase_end(KEYS[6], KEYS[5], token)
-notify(ARGV[4], KEYS[2], '1')
+notify(ARGV[4] or 'publish', KEYS[2], '1')
 return {1, left}

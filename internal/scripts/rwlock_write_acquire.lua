@@ -10,14 +10,16 @@
 --          "<owner>:write" records who took the write hold
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  "<owner>:write" (the write field)
--- ARGV[3]  owner id (the read field)
--- ARGV[4]  "1" for a non-reentrant lock, "0" otherwise
+-- ARGV[3]  owner id (the read field; absent: ARGV[2] without ":write")
+-- ARGV[4]  "1" for a non-reentrant lock, "0" or absent otherwise
 -- ARGV[5]  waiter timeout in ms: when > 0 and the lock is busy, the writer
 --          registers (or refreshes) itself as waiting until now + this, so
---          new readers queue behind it (writer preference); "0": do not
+--          new readers queue behind it (writer preference); "0" or absent:
+--          do not
 -- ARGV[6]  holder-info payload to record for the write hold ("": none)
 --
--- Reply: {token, count} acquired; the hash's PTTL when busy; error
+-- Reply: {token, count} acquired (the token alone, in decimal, on the
+-- common path: count 1); the hash's PTTL when busy; error
 -- NON_REENTRANT; error UPGRADE when the owner holds read holds but not the
 -- write hold (it would wait for itself forever).
 --
@@ -25,11 +27,38 @@
 -- busy; anything else, including a hash without "mode" that is no lock, is
 -- WRONGKIND, never free. NOPERM names a write the ACL denies. Nothing is
 -- written before every key has been checked.
+if not KEYS[5] then
+  -- The common path: a free name nobody waits for. EXISTS counts neither
+  -- the hash, the waiting writers nor the phase key and, but for the
+  -- last-token key (a decimal with an expiry, what check_own accepts),
+  -- nothing else. The hash (the first write) needs no ACL check, its
+  -- PEXPIRE and the phase key's SET one each; the phase key is written as
+  -- phase_set does. It calls no helper: anything else falls through to the
+  -- rare paths, before any write.
+  local e = redis.call('exists', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+  local last = e == 1 and redis.pcall('get', KEYS[2])
+  if (e == 0 or (type(last) == 'string' and string.match(last, '^%d+$') and redis.call('pttl', KEYS[2]) > 0))
+      and (not redis.acl_check_cmd or (redis.acl_check_cmd('pexpire', KEYS[1]) and redis.acl_check_cmd('set', KEYS[4]))) then
+    local now = redis.call('time') -- server time in µs, in decimal:
+    local t = #now[2] == 6 and now[1] .. now[2] or now[1] .. string.sub('00000' .. now[2], -6)
+    if last and (#t < #last or (#t == #last and t <= last)) then -- t <= last
+      t = string.format('%.0f', tonumber(last) + 1)
+    end
+    if type(redis.pcall('hset', KEYS[1], 'mode', 'write', ARGV[2], '1')) == 'number' then
+      redis.call('pexpire', KEYS[1], ARGV[1])
+      redis.call('set', KEYS[4], t .. ' w ' .. ARGV[2], 'px', ARGV[1])
+      return t
+    end
+  end
+end
+-- Rare paths: a lock held or waited for, a holder record, keys of another
+-- shape.
+local owner = ARGV[3] or string.sub(ARGV[2], 1, -7) -- the read field: the write field without ":write"
 local shape = lock_shape(KEYS[1])
 if shape ~= 'none' and shape ~= 'lock' and shape ~= 'rwlock' then
   return wrong_kind(1, shape)
 end
-if shape == 'lock' or hold_count(KEYS[1], ARGV[2]) == nil or hold_count(KEYS[1], ARGV[3]) == nil then
+if shape == 'lock' or hold_count(KEYS[1], ARGV[2]) == nil or hold_count(KEYS[1], owner) == nil then
   return redis.call('pttl', KEYS[1])
 end
 do
@@ -74,10 +103,10 @@ if mode == 'write' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
   end
   return {token, count}
 end
-if redis.call('hexists', KEYS[1], ARGV[3]) == 1 then
+if redis.call('hexists', KEYS[1], owner) == 1 then
   return redis.error_reply('UPGRADE owner holds read holds but not the write hold')
 end
-local wait = tonumber(ARGV[5])
+local wait = tonumber(ARGV[5] or '0')
 if wait > 0 then
   local t = redis.call('time')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

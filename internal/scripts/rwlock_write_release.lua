@@ -8,18 +8,21 @@
 -- KEYS[5]  holder-info hash, optional: the write hold's record goes with its
 --          last hold, every record with the hash
 -- ARGV[1]  "<owner>:write" (the write field)
--- ARGV[2]  lease in milliseconds, applied when write holds remain
--- ARGV[3]  expected write count before this release (n > 0, 0 = any, -1 =
---          all), as in rlock_release.lua
--- ARGV[4]  "publish" or "spublish"
--- ARGV[5]  with ARGV[3] = 0: how many write holds to release (default 1),
---          as in rlock_release.lua
--- ARGV[6]  fencing token of the hold being released ("0": any): act only
+-- ARGV[2]  fencing token of the hold being released ("0": any): act only
 --          while the lock's phase carries it, as rwlock_renew.lua checks (a
 --          later hold of the same owner, after this one expired, is another
 --          hold)
+-- ARGV[3]  expected write count before this release (absent: 1; n > 0, 0 = any, -1 =
+--          all), as in rlock_release.lua
+-- ARGV[4]  "publish" or "spublish" (absent: "publish")
+-- ARGV[5]  with ARGV[3] = 0: how many write holds to release (default 1),
+--          as in rlock_release.lua
+-- ARGV[6]  lease in milliseconds, applied when write holds remain (absent when
+--          ARGV[3] is 1: no hold remains)
 --
--- Reply: {acted, count} as rlock_release.lua. At the last write hold: if the
+-- Arguments at their defaults are left out at the end.
+--
+-- Reply: {acted, count}, or an integer count, as rlock_release.lua. At the last write hold: if the
 -- owner still has read holds the lock is downgraded to mode "read" and "1" is
 -- published so waiting readers join at once; otherwise the hash is deleted
 -- and "1" is published.
@@ -27,6 +30,38 @@
 -- A key that is no read-write lock holds no hold of this owner: {0, 0},
 -- nothing written; WRONGKIND for a last-token key that is not ours, NOPERM
 -- naming a write the ACL denies (keyspace.lua).
+if not KEYS[5] and ((ARGV[3] or '1') == '1' or ARGV[3] == '0' or ARGV[3] == '-1') and ARGV[2] and ARGV[2] ~= '0' then
+  -- The common path, the release of the last write hold of an owner that
+  -- holds nothing else: the hash is that hold alone, and the phase key
+  -- carries its token and field (so both are ours, and the hold is the
+  -- lock's current phase). The token is kept with SET NX GET as lib.lua's
+  -- release_last keeps it (the first write); DEL of the hash and the phase
+  -- key, the second, takes the one ACL check. It calls no helper: anything
+  -- else falls through to the rare paths, before any write.
+  local h = redis.pcall('hgetall', KEYS[1])
+  if #h == 4 and ((h[1] == 'mode' and h[2] == 'write' and h[3] == ARGV[1] and h[4] == '1')
+      or (h[3] == 'mode' and h[4] == 'write' and h[1] == ARGV[1] and h[2] == '1'))
+      and redis.pcall('get', KEYS[4]) == ARGV[2] .. ' w ' .. ARGV[1]
+      and (not redis.acl_check_cmd or redis.acl_check_cmd('del', KEYS[1], KEYS[4])) then
+    local token = ARGV[2]
+    local now = redis.call('time') -- server time in µs, in decimal:
+    now = #now[2] == 6 and now[1] .. now[2] or now[1] .. string.sub('00000' .. now[2], -6)
+    if #token < #now or (#token == #now and token <= now) then -- token <= now
+      local last = redis.pcall('set', KEYS[3], token, 'PX', '10000', 'NX', 'GET') -- KEEP_TOKEN_MS
+      if type(last) == 'string' and string.match(last, '^%d+$') and redis.call('pttl', KEYS[3]) > 0 then
+        redis.call('set', KEYS[3], token, 'PX', '10000')
+        last = false
+      end
+      if last == false then
+        redis.call('del', KEYS[1], KEYS[4])
+        redis.pcall(ARGV[4] or 'publish', KEYS[2], '1') -- a denied PUBLISH costs only the wake-up
+        return 0
+      end
+    end
+  end
+end
+-- Rare paths: a nested hold, read holds beside it, a holder record, no
+-- lock, keys of another shape.
 local shape = lock_shape(KEYS[1])
 if (shape ~= 'none' and shape ~= 'rwlock') or hold_count(KEYS[1], ARGV[1]) == nil then
   return {0, 0}
@@ -40,11 +75,11 @@ do
   end
 end
 local count = tonumber(redis.call('hget', KEYS[1], ARGV[1]) or '0') or 0
-local expected = tonumber(ARGV[3])
+local expected = tonumber(ARGV[3] or '1')
 if count == 0 or (expected > 0 and count ~= expected) then
   return {0, count}
 end
-if not of_phase(KEYS[1], KEYS[4], ARGV[6]) then
+if not of_phase(KEYS[1], KEYS[4], ARGV[2]) then
   return {0, count}
 end
 local holds = 1
@@ -53,7 +88,7 @@ if expected == 0 then
 end
 if expected >= 0 and count > holds then
   redis.call('hincrby', KEYS[1], ARGV[1], -holds)
-  extend(KEYS[1], tonumber(ARGV[2]))
+  extend(KEYS[1], tonumber(ARGV[6]))
   phase_follow(KEYS[1], KEYS[4])
   return {1, count - holds}
 end
@@ -83,5 +118,5 @@ else
   end
   phase_end(KEYS[4], KEYS[3], token)
 end
-notify(ARGV[4], KEYS[2], '1')
+notify(ARGV[4] or 'publish', KEYS[2], '1')
 return {1, 0}

@@ -17,11 +17,11 @@ import (
 //go:embed lib.lua
 var libSrc string
 
-// withLib prepends lib.lua's and keyspace.lua's helpers to a script (see
-// newScript), and moves the script's shebang line, if it has one, to the
-// very first line, where Redis 7 reads it.
+// withLib prepends the helpers of lib.lua and keyspace.lua that a script
+// uses (prelude.go: assemble) to it (see newScript), and moves the script's shebang
+// line, if it has one, to the very first line, where Redis 7 reads it.
 func withLib(src string) string {
-	return hoistShebang(libSrc + "\n" + keyspaceSrc + "\n" + src)
+	return hoistShebang(assemble(src))
 }
 
 // Shebang lines (Redis 7 script flags). A script that writes and may grow
@@ -117,7 +117,9 @@ type Acquired struct {
 }
 
 // parseAcquired reads the reply shared by every acquire script: {token,
-// count} when acquired, an integer wait hint when busy, and the refusals
+// count} when acquired (or the token alone, a string, for a first hold: the
+// common path's reply costs the server less than an array), an integer wait
+// hint when busy, and the refusals
 // NON_REENTRANT, UPGRADE and TOO_MANY as error replies.
 func parseAcquired(res reply) (Acquired, error) {
 	if err := res.Error(); err != nil {
@@ -137,6 +139,14 @@ func parseAcquired(res reply) (Acquired, error) {
 	if msg.IsInt64() { // busy: the lock's PTTL
 		pttl, _ := msg.AsInt64()
 		return Acquired{PTTL: pttl}, nil
+	}
+	if msg.IsString() { // a first hold: its token, in decimal
+		s, _ := msg.ToString()
+		token, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return Acquired{}, fmt.Errorf("scripts: unexpected acquire reply: %w", err)
+		}
+		return Acquired{OK: true, Token: token, Count: 1}, nil
 	}
 	token, count, err := intPair(msg)
 	if err != nil {
@@ -196,9 +206,37 @@ type ReleaseArgs struct {
 	Last bool
 }
 
+// argv is a release script's ARGV (rlock_release.lua), without the
+// trailing arguments that are at their defaults: every argument costs the
+// server a Lua string per call, and a plain release of a hold's last count
+// needs only the first two.
 func (a *ReleaseArgs) argv(owner, leaseMs, publish string) []string {
-	return []string{owner, leaseMs, strconv.FormatInt(a.Expected, 10), publish,
-		strconv.FormatUint(a.Token, 10), a.Latch.Field, a.Latch.Req, a.holds(), flag(a.Last)}
+	args := []string{owner, strconv.FormatUint(a.Token, 10), strconv.FormatInt(a.Expected, 10), publish,
+		leaseMs, a.Latch.Field, a.Latch.Req, a.holds(), flag(a.Last)}
+	n := len(args)
+	for n > 2 && releaseDefault(a, n-1, args[n-1]) {
+		n--
+	}
+	return args[:n]
+}
+
+// releaseDefault reports whether argument i of a release with a, of value
+// v, means what its absence means to the scripts.
+func releaseDefault(a *ReleaseArgs, i int, v string) bool {
+	switch i {
+	case 2:
+		return v == "1"
+	case 3:
+		return v == "publish"
+	case 4:
+		return a.Expected == 1 // no hold remains to apply the lease to
+	case 5, 6:
+		return v == ""
+	case 7:
+		return v == "1"
+	default: // 8
+		return v == "0"
+	}
 }
 
 func (a *ReleaseArgs) holds() string { return strconv.FormatInt(max(a.Holds, 1), 10) }
@@ -209,10 +247,16 @@ type Released struct {
 	Count int64 // the owner's hold count afterwards
 }
 
+// parseReleased reads a release script's reply: {acted, count}, or an
+// integer count for a release that acted (the common path's reply).
 func parseReleased(res reply) (Released, error) {
 	msg, err := res.ToMessage()
 	if err != nil {
 		return Released{}, err
+	}
+	if msg.IsInt64() {
+		count, _ := msg.AsInt64()
+		return Released{Acted: true, Count: count}, nil
 	}
 	acted, count, err := intPair(msg)
 	if err != nil {

@@ -55,8 +55,12 @@ func (k *SemKeys) WaiterChannel(id string) string { return k.Channel + ":" + id 
 // SemAcquire runs sem_acquire.lua; waiterTimeoutMs "0" makes one attempt
 // without queueing. Acquired.Count is n when granted.
 func SemAcquire(ctx context.Context, c rueidis.Client, k *SemKeys, capacity string, n int, id, leaseMs, waiterTimeoutMs, publish string) (Acquired, error) {
-	return parseAcquired(semAcquire.Exec(ctx, c, k.list(),
-		[]string{capacity, strconv.Itoa(n), id, leaseMs, waiterTimeoutMs, publish, k.Holder}))
+	args := trimDefaults([]string{capacity, strconv.Itoa(n), id, leaseMs, waiterTimeoutMs, publish, k.Holder}, 4, "0", "publish", "")
+	res, err := parseAcquired(semAcquire.Exec(ctx, c, k.list(), args))
+	if res.OK && res.Count == 1 { // the common path's reply, for one permit
+		res.Count = int64(n)
+	}
+	return res, err
 }
 
 // Outcomes of SemRelease.
@@ -68,7 +72,7 @@ const (
 
 // SemRelease runs sem_release.lua.
 func SemRelease(ctx context.Context, c rueidis.Client, k *SemKeys, id, publish string) (int64, error) {
-	return semRelease.Exec(ctx, c, k.list(), []string{id, publish}).AsInt64()
+	return semRelease.Exec(ctx, c, k.list(), trimDefaults([]string{id, publish}, 1, "publish")).AsInt64()
 }
 
 // SemHolder is one acquisition in a SemState.

@@ -15,11 +15,12 @@
 -- ARGV[2]  n, the permits wanted (>= 1)
 -- ARGV[3]  permit id (unique per acquisition)
 -- ARGV[4]  lease in ms
--- ARGV[5]  waiter timeout in ms; "0": one attempt, never queue
--- ARGV[6]  "publish" or "spublish"
--- ARGV[7]  holder-info payload to record for the permit ("": none)
+-- ARGV[5]  waiter timeout in ms; "0" or absent: one attempt, never queue
+-- ARGV[6]  "publish" or "spublish" (absent: "publish")
+-- ARGV[7]  holder-info payload to record for the permit ("" or absent: none)
 --
--- Reply: {token, n} granted; when not, a wait hint in ms (until the first
+-- Reply: {token, n} granted (the token alone, in decimal, on the common
+-- path: one permit); when not, a wait hint in ms (until the first
 -- holder's lease runs out, at least 1; -1 when no permit is held); error TOO_MANY when n exceeds the
 -- capacity.
 --
@@ -33,23 +34,57 @@
 -- name, a capacity no semaphore of ours wrote — are WRONGKIND; NOPERM names
 -- a write the ACL denies. Nothing is written before every key has been
 -- checked.
+if not KEYS[7] and ARGV[2] == '1' then
+  -- The common path: one permit of a semaphore nobody holds or waits for.
+  -- EXISTS counts the semaphore's keys: none (a new semaphore), or one
+  -- that is its configuration (a capacity with no expiry, as sem_shape
+  -- accepts), so no holder needs taking back, no waiter dropping or
+  -- waking. The first write (the configuration's token) needs no ACL
+  -- check, the four after it one each. It calls no helper: anything else
+  -- falls through to the rare paths, before any write, which check it all
+  -- again and answer it.
+  local e = redis.call('exists', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+  local cfg = e == 1 and redis.pcall('hmget', KEYS[1], 'capacity', 'token')
+  local cap = e == 0 and ARGV[1] or (cfg and cfg[1])
+  if type(cap) == 'string' and string.match(cap, '^%d+$') and #cap <= 16 and tonumber(cap) <= 1e15 and tonumber(cap) >= 1
+      and (e == 0 or ((not cfg[2] or string.match(cfg[2], '^%d+$')) and redis.call('pttl', KEYS[1]) == -1))
+      and (not redis.acl_check_cmd or (redis.acl_check_cmd('hset', KEYS[3]) and redis.acl_check_cmd('zadd', KEYS[2])
+        and redis.acl_check_cmd('pexpire', KEYS[2]) and redis.acl_check_cmd('pexpire', KEYS[3]))) then
+    local now = redis.call('time') -- server time in µs, in decimal:
+    local t = #now[2] == 6 and now[1] .. now[2] or now[1] .. string.sub('00000' .. now[2], -6)
+    local last = cfg and cfg[2]
+    if last and (#t < #last or (#t == #last and t <= last)) then
+      t = string.format('%.0f', tonumber(last) + 1)
+    end
+    local r
+    if e == 0 then
+      r = redis.pcall('hset', KEYS[1], 'capacity', cap, 'token', t)
+    else
+      r = redis.pcall('hset', KEYS[1], 'token', t)
+    end
+    if type(r) == 'number' then
+      local id, lease = ARGV[3], ARGV[4]
+      redis.call('hset', KEYS[3], id, '1', 'used', '1')
+      redis.call('zadd', KEYS[2], tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) + tonumber(lease), id)
+      redis.call('pexpire', KEYS[2], lease)
+      redis.call('pexpire', KEYS[3], lease)
+      return t
+    end
+  end
+end
+-- Rare paths: more permits, holders or waiters to reckon with, a holder
+-- record, or keys of another shape.
 local shape = sem_shape(KEYS[1])
 if shape ~= 'none' and shape ~= 'semaphore' then
   return wrong_kind(1, shape)
 end
 do
-  local refusal = check_own({{2, 'zset'}, {3, 'hash'}, {4, 'zset'}, {5, 'zset'}})
-    or (KEYS[7] and info_refusal(7))
-    or permitted({{'hsetnx', KEYS[1]}, {'hset', KEYS[1]},
-    {'zadd', KEYS[2]}, {'zrem', KEYS[2]}, {'zremrangebyscore', KEYS[2]}, {'pexpire', KEYS[2]}, {'del', KEYS[2]},
-    {'hset', KEYS[3]}, {'hdel', KEYS[3]}, {'hincrby', KEYS[3]}, {'pexpire', KEYS[3]}, {'del', KEYS[3]},
-    {'zadd', KEYS[4]}, {'zrem', KEYS[4]}, {'pexpire', KEYS[4]}, {'zadd', KEYS[5]}, {'zrem', KEYS[5]},
-    {'zremrangebyscore', KEYS[5]}, {'pexpire', KEYS[5]}})
+  local refusal = (KEYS[7] and info_refusal(7)) or sem_refusal(true)
   if refusal then
     return refusal
   end
 end
-local n, id, lease, wait = tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
+local n, id, lease, wait = tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5] or '0')
 redis.call('hsetnx', KEYS[1], 'capacity', ARGV[1])
 local capacity = tonumber(redis.call('hget', KEYS[1], 'capacity'))
 if n > capacity then
@@ -84,12 +119,12 @@ if capacity - used >= n and (head == nil or head == id) then
     info_record(KEYS[7], id, ARGV[7], lease, false)
   end
   if capacity - used > 0 then
-    wake_head(KEYS[4], KEYS[6], ARGV[6]) -- the next in line may fit too
+    wake_head(KEYS[4], KEYS[6], ARGV[6] or 'publish') -- the next in line may fit too
   end
   return {token, n}
 end
 if (freed > 0 or dropped) and capacity - used > 0 then
-  wake_head(KEYS[4], KEYS[6], ARGV[6])
+  wake_head(KEYS[4], KEYS[6], ARGV[6] or 'publish')
 end
 if wait > 0 then
   join_queue(KEYS[4], KEYS[5], id, now, now_ms, wait)

@@ -17,11 +17,7 @@ do
   if shape ~= 'none' and shape ~= 'semaphore' then
     return wrong_kind(1, shape)
   end
-  local refusal = check_own({{2, 'zset'}, {3, 'hash'}, {4, 'zset'}, {5, 'zset'}})
-    or permitted({{'zadd', KEYS[2]}, {'zrem', KEYS[2]}, {'zremrangebyscore', KEYS[2]}, {'pexpire', KEYS[2]}, {'del', KEYS[2]},
-    {'hset', KEYS[3]}, {'hdel', KEYS[3]}, {'hincrby', KEYS[3]}, {'pexpire', KEYS[3]}, {'del', KEYS[3]},
-    {'zadd', KEYS[4]}, {'zrem', KEYS[4]}, {'pexpire', KEYS[4]}, {'zadd', KEYS[5]}, {'zrem', KEYS[5]},
-    {'zremrangebyscore', KEYS[5]}, {'pexpire', KEYS[5]}})
+  local refusal = sem_refusal(false)
   if refusal then
     return refusal
   end

@@ -5,19 +5,38 @@
 --          4 queue, 5 heartbeats, 6 waiter channel prefix, 7 holder-info
 --          hash, optional: the permit's record goes with it)
 -- ARGV[1]  permit id
--- ARGV[2]  "publish" or "spublish"
+-- ARGV[2]  "publish" or "spublish" (absent: "publish")
 --
 -- Reply: 1 released; 2 released, but its lease had already run out (it was
 -- not yet taken back); 0 no such permit (released before, or taken back
 -- after its lease ran out). The head of the queue is woken. Keys of
 -- another shape are WRONGKIND, NOPERM names a write the ACL denies
 -- (keyspace.lua); the semaphore's configuration is not written here.
+if not KEYS[7] then
+  -- The common path: the release of the only holder of a semaphore nobody
+  -- waits for. Its permits hash names it and counts no other permit, the
+  -- holders zset has it alone (the two are always written together), and
+  -- EXISTS finds no queue: one DEL of both is the release, the one write
+  -- (no ACL check needed). It calls no helper: anything else falls through
+  -- to the rare paths, before any write.
+  local v = redis.pcall('hmget', KEYS[3], ARGV[1], 'used')
+  if v[1] and v[1] == v[2] then
+    local h = redis.pcall('zrange', KEYS[2], 0, -1, 'withscores')
+    if h[1] == ARGV[1] and not h[3] and redis.call('exists', KEYS[4], KEYS[5]) == 0 then
+      local now = redis.call('time')
+      if type(redis.pcall('del', KEYS[2], KEYS[3])) == 'number' then
+        if tonumber(h[2]) <= tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) then
+          return 2
+        end
+        return 1
+      end
+    end
+  end
+end
+-- Rare paths: other holders or waiters, a holder record, keys of another
+-- shape, no such permit.
 do
-  local refusal = check_own({{2, 'zset'}, {3, 'hash'}, {4, 'zset'}, {5, 'zset'}})
-    or permitted({{'zadd', KEYS[2]}, {'zrem', KEYS[2]}, {'zremrangebyscore', KEYS[2]}, {'pexpire', KEYS[2]}, {'del', KEYS[2]},
-    {'hset', KEYS[3]}, {'hdel', KEYS[3]}, {'hincrby', KEYS[3]}, {'pexpire', KEYS[3]}, {'del', KEYS[3]},
-    {'zadd', KEYS[4]}, {'zrem', KEYS[4]}, {'pexpire', KEYS[4]}, {'zadd', KEYS[5]}, {'zrem', KEYS[5]},
-    {'zremrangebyscore', KEYS[5]}, {'pexpire', KEYS[5]}})
+  local refusal = sem_refusal(false)
   if refusal then
     return refusal
   end
@@ -39,7 +58,7 @@ if redis.call('hincrby', KEYS[3], 'used', -n) <= 0 then
 end
 reclaim(KEYS[2], KEYS[3], now_ms)
 drop_dead_waiters(KEYS[4], KEYS[5], now_ms)
-wake_head(KEYS[4], KEYS[6], ARGV[2])
+wake_head(KEYS[4], KEYS[6], ARGV[2] or 'publish')
 if expiry <= now_ms then
   return 2
 end
