@@ -87,11 +87,7 @@ func RedlockRelease(ctx context.Context, c rueidis.Client, k *RedlockKeys, owner
 // with RedlockRenewBatch instead.
 func RedlockRenew(ctx context.Context, c rueidis.Client, k *RedlockKeys, owner, leaseMs string) (bool, error) {
 	items := []RenewItem{{Key: k.Lock, Owner: owner, Info: k.Info}}
-	res := c.Do(ctx, redlockRenew.Command(c, leaseMs, items))
-	if IsNoScript(res.Error()) {
-		res = redlockRenew.Fallback(ctx, c, leaseMs, items)
-	}
-	alive, err := ParseRenew(res, 1)
+	alive, err := ParseRenew(redlockRenew.exec(ctx, c, leaseMs, items), 1)
 	if err != nil {
 		return false, err
 	}
