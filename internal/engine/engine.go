@@ -393,7 +393,8 @@ func Settle[T any](e *Engine, ctx context.Context, call func(context.Context) T,
 		e.Own(ctx, func(octx context.Context) { out = call(octx) })
 		return out, true
 	}
-	d := e.detach(ctx, false) // the select below starts its linger
+	// The select below starts d's linger when ctx ends.
+	d := e.detach(ctx, false)
 	if settleBoundWhileAlive { // mutant: the bound runs from the start
 		var cancel context.CancelFunc
 		d.ctx, cancel = context.WithTimeout(d.ctx, CompensateTimeout)

@@ -51,11 +51,9 @@ type Config struct {
 // Hold is one handle's hold; all methods are safe for concurrent use.
 type Hold struct {
 	cfg   Config
-	self  [1]*Hold // this hold as AttemptAll's slice, without allocating one each time
-	// grant is Attempt's granted result as attemptAll's slice (written and
-	// read under op, which the attempt and its undo hold).
-	grant [1]scripts.Acquired
-	latch string   // this handle's latch field; "" when it has none
+	self  [1]*Hold            // this hold as AttemptAll's slice, without allocating one each time
+	grant [1]scripts.Acquired // Attempt's grant as attemptAll's slice (under op, which the attempt and its undo hold)
+	latch string              // this handle's latch field; "" when it has none
 
 	// op serializes the handle's round trips (acquire, release, undo), so
 	// that counts and latches are never stale and releases reach Redis in
