@@ -77,7 +77,8 @@ type Engine struct {
 	abandonMu   sync.Mutex
 	abandon     context.Context
 	abandonTask context.CancelCauseFunc
-	givenUp     bool // abandon ended; a fresh one comes when no task is left
+	givenUp     bool      // abandon ended; a fresh one comes when no task is left
+	detached    *detached // the live contexts of Detach and Settle, which end with abandon
 }
 
 // ErrGivenUp is the cause of a task's context that Close gave up: it
@@ -182,6 +183,7 @@ func (e *Engine) Close() {
 		if !e.tasks.waitFor(CloseTimeout - abandonGrace) {
 			e.abandonMu.Lock()
 			e.abandonTask(ErrGivenUp)
+			e.giveUpDetached()
 			e.givenUp = true
 			e.abandonMu.Unlock()
 			e.tasks.waitFor(abandonGrace)
@@ -336,7 +338,8 @@ func (e *Engine) taskDone() {
 // deadline as its own context.DeadlineExceeded. The CancelFunc must be
 // called when the work is done.
 func (e *Engine) Detach(ctx context.Context) (context.Context, context.CancelFunc) {
-	return e.bound(Linger(ctx, CompensateTimeout))
+	d := e.detach(ctx, true)
+	return d.ctx, d.stop
 }
 
 // Linger returns a context that ctx's end does not cancel: it ends d after
@@ -387,17 +390,19 @@ func Settle[T any](e *Engine, ctx context.Context, call func(context.Context) T,
 		e.Own(ctx, func(octx context.Context) { out = call(octx) })
 		return out, true
 	}
-	actx, cancel := e.Detach(ctx)
+	// The select below starts d's linger when ctx ends.
+	d := e.detach(ctx, false)
 	replied := make(chan T, 1)
-	go func() { replied <- call(actx) }() // awaited below, or by the task
+	go func() { replied <- call(d.ctx) }() // awaited below, or by the task
 	select {
 	case out := <-replied:
-		cancel()
+		d.stop()
 		return out, true
 	case <-ctx.Done():
+		d.linger()
 	}
 	e.Go(func() {
-		defer cancel()
+		defer d.stop()
 		settle(<-replied)
 	})
 	var zero T

@@ -181,7 +181,11 @@ func runRenewCalls(ctx context.Context, e *Engine, script *scripts.RenewScript, 
 	for i, c := range calls {
 		cmds[i] = script.Command(e.RC, c.leaseMs, items(targets, c.idx))
 	}
-	replies := e.RC.DoMulti(ctx, cmds...)
+	slotKey := "" // the SCRIPT LOAD that learns the script's digest goes with the first call
+	if len(calls) > 0 {
+		slotKey = targets[calls[0].idx[0]].Item.Key
+	}
+	replies := script.DoMulti(ctx, e.RC, slotKey, cmds...)
 	// Script cache flushed (restart, SCRIPT FLUSH) or never loaded: the
 	// commands that met NOSCRIPT go again as EVAL.
 	var evals rueidis.Commands

@@ -19,7 +19,8 @@ func (h *Hold) Attempt(ctx context.Context, acquire AcquireFunc) (bool, time.Dur
 		if err != nil || !res.OK {
 			return nil, res, err
 		}
-		return []scripts.Acquired{res}, scripts.Acquired{}, nil
+		h.grant[0] = res
+		return h.grant[:], scripts.Acquired{}, nil
 	})
 }
 

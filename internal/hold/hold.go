@@ -51,8 +51,9 @@ type Config struct {
 // Hold is one handle's hold; all methods are safe for concurrent use.
 type Hold struct {
 	cfg   Config
-	self  [1]*Hold // this hold as AttemptAll's slice, without allocating one each time
-	latch string   // this handle's latch field; "" when it has none
+	self  [1]*Hold            // this hold as AttemptAll's slice, without allocating one each time
+	grant [1]scripts.Acquired // Attempt's grant as attemptAll's slice (under op, which the attempt and its undo hold)
+	latch string              // this handle's latch field; "" when it has none
 
 	// op serializes the handle's round trips (acquire, release, undo), so
 	// that counts and latches are never stale and releases reach Redis in
@@ -245,25 +246,26 @@ func (h *Hold) end(l *watchdog.Lease, reason error, lost bool) {
 // endedHold is a hold that endLocked ended, for the event observe sends
 // once mu is released.
 type endedHold struct {
+	ok     bool // a hold ended
 	held   time.Duration
 	reason error
 }
 
 // endLocked ends hold l (under mu) if it is still current, and returns
-// what ended (nil if nothing did).
-func (h *Hold) endLocked(l *watchdog.Lease, reason error, lost bool) *endedHold {
+// what ended (ok false if nothing did).
+func (h *Hold) endLocked(l *watchdog.Lease, reason error, lost bool) endedHold {
 	if h.renewal != l || l == nil {
-		return nil
+		return endedHold{}
 	}
 	h.ended, h.endedHolds = h.token, h.holds
 	h.renewal, h.holds, h.token, h.err, h.lost = nil, 0, 0, reason, lost
 	close(h.done)
-	return &endedHold{held: time.Since(h.since), reason: reason}
+	return endedHold{ok: true, held: time.Since(h.since), reason: reason}
 }
 
-// observe reports the end of a hold (nothing when e is nil).
-func (e *endedHold) observe(h *Hold) {
-	if e != nil {
+// observe reports the end of a hold (nothing when none ended).
+func (e endedHold) observe(h *Hold) {
+	if e.ok {
 		h.cfg.Engine.Observe(Ended(h.cfg.Observed, e.held, e.reason))
 	}
 }

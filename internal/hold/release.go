@@ -90,7 +90,7 @@ func (h *Hold) Unlock(ctx context.Context) error {
 		h.holds--
 		j.kind, j.token, j.renewal, j.last = kindOne, h.token, renewal, n == 1 && !outer
 	}
-	var ended *endedHold
+	var ended endedHold
 	if j.kind == kindOne && n == 1 {
 		// The last hold ends here, under mu with the count that drops to
 		// zero: a grant that another goroutine sharing the handle gets
@@ -133,12 +133,14 @@ func (h *Hold) await(ctx context.Context, j *job) error {
 	h.mu.Lock()
 	h.queue = append(h.queue, j)
 	h.mu.Unlock()
+	// The task's context outlives ctx by CompensateTimeout (engine.Detach);
+	// this goroutine watches ctx for it while it waits below.
+	d := h.cfg.Engine.DetachUnwatched(ctx)
 	h.cfg.Engine.Go(func() {
-		dctx, cancel := h.cfg.Engine.Detach(ctx)
-		defer cancel()
+		defer d.Stop()
 		h.op.Lock()
 		defer h.op.Unlock()
-		if h.drain(dctx) == nil || ctx.Err() == nil || h.cfg.Engine.IsClosed() {
+		if h.drain(d.Ctx()) == nil || ctx.Err() == nil || h.cfg.Engine.IsClosed() {
 			return
 		}
 		// No reply, and the caller has gone: nobody reads a replica's
@@ -154,14 +156,19 @@ func (h *Hold) await(ctx context.Context, j *job) error {
 		})
 	})
 	if err := ctx.Err(); err != nil {
+		d.Linger()
 		return err // the hold has ended here; the release completes in the background
 	}
 	select {
 	case <-j.done:
 		h.mu.Lock()
 		defer h.mu.Unlock()
+		if len(h.queue) > 0 {
+			d.Watch(ctx) // the task goes on with the releases queued after j
+		}
 		return j.err
 	case <-ctx.Done():
+		d.Linger()
 		return ctx.Err()
 	}
 }
@@ -188,7 +195,11 @@ func (h *Hold) drain(ctx context.Context) error {
 			return err
 		}
 		h.queue[0] = nil
-		h.queue = h.queue[1:]
+		if len(h.queue) == 1 {
+			h.queue = h.queue[:0] // the next Unlock reuses the array
+		} else {
+			h.queue = h.queue[1:]
+		}
 		if len(h.queue) == 0 {
 			h.queue = nil
 		}

@@ -17,27 +17,24 @@ import (
 //go:embed keyspace.lua
 var keyspaceSrc string
 
-// script is one of our Lua scripts: run through rueidis (EVALSHA, EVAL on
-// NOSCRIPT), with its WRONGKIND replies turned into errors naming the key.
-type script struct{ lua *rueidis.Lua }
+// script is one of our Lua scripts: run by EVALSHA, EVAL on NOSCRIPT (see
+// source for how the digest is learned), with its WRONGKIND replies turned
+// into errors naming the key. A script whose file is flagged no-writes goes
+// as EVALSHA_RO/EVAL_RO: Redis declares the keys of EVAL and EVALSHA
+// read-write whatever the script's flags, so a user whose ACL gives only
+// read access to the keys (%R~) was refused an inspection with NOPERM; the
+// _RO commands' keys are read-only. A replicated Client sends no WAIT after
+// them (they are not EVAL/EVALSHA): a read has nothing for a replica to
+// acknowledge.
+type script struct{ src *source }
 
-func newScript(src string) *script {
-	full := withLib(src)
-	if strings.HasPrefix(full, shebangRead+"\n") {
-		// EVALSHA_RO/EVAL_RO: Redis declares the keys of EVAL and EVALSHA
-		// read-write whatever the script's flags, so a user whose ACL
-		// gives only read access to the keys (%R~) was refused an
-		// inspection with NOPERM; the _RO commands' keys are read-only.
-		// A replicated Client sends no WAIT after them (they are not
-		// EVAL/EVALSHA): a read has nothing for a replica to acknowledge.
-		return &script{lua: rueidis.NewLuaScriptReadOnly(full)}
-	}
-	return &script{lua: rueidis.NewLuaScript(full)}
-}
+// newScript declares a script; its text (src with lib.lua's helpers, see
+// withLib) is assembled at its first use.
+func newScript(src string) *script { return &script{src: newSource(src, withLib)} }
 
 // Exec runs the script; see reply.
 func (s *script) Exec(ctx context.Context, c rueidis.Client, keys, args []string) reply {
-	res := s.lua.Exec(ctx, c, keys, args)
+	res := s.src.exec(ctx, c, keys, args)
 	return reply{RedisResult: res, err: kindError(res.Error(), keys)}
 }
 

@@ -28,16 +28,14 @@ type RenewItem struct {
 // RenewScript is a batch renewal script: KEYS are the holds' keys, ARGV[1]
 // the lease, then each hold's arguments.
 type RenewScript struct {
-	src    string // with lib.lua prepended
-	sha    string
+	src    *source
 	prefix bool // each hold also passes its timeout-key prefix
 	phase  bool // ... and its phase key (rwlock)
 	info   bool // KEYS[n+i] is hold i's holder-info hash (its own key for none)
 }
 
 func newRenewScript(src string, prefix bool) *RenewScript {
-	full := withLib(guardKeyType(src))
-	return &RenewScript{src: full, sha: sha1Hex(full), prefix: prefix}
+	return &RenewScript{src: newSource(src, func(src string) string { return withLib(guardKeyType(src)) }), prefix: prefix}
 }
 
 // withPhase marks a script that takes each hold's phase key after its prefix.
@@ -57,10 +55,18 @@ var (
 )
 
 // Command builds one EVALSHA of the script for a batch of holds that share a
-// hash slot (or a single server).
+// hash slot (or a single server); an EVAL while the script's digest is not
+// yet known (see DoMulti).
 func (s *RenewScript) Command(c rueidis.Client, leaseMs string, items []RenewItem) rueidis.Completed {
 	keys, args := s.args(leaseMs, items)
-	return c.B().Evalsha().Sha1(s.sha).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+	return s.src.command(c, keys, args)
+}
+
+// DoMulti sends commands built by Command in one DoMulti; while the
+// script's digest is not known, with the SCRIPT LOAD that learns it,
+// routed to slotKey's node (any key of the batch; see source).
+func (s *RenewScript) DoMulti(ctx context.Context, c rueidis.Client, slotKey string, cmds ...rueidis.Completed) []rueidis.RedisResult {
+	return s.src.doMulti(ctx, c, slotKey, cmds...)
 }
 
 // EvalCommand builds the same batch as an EVAL, for a node whose script
@@ -69,12 +75,13 @@ func (s *RenewScript) Command(c rueidis.Client, leaseMs string, items []RenewIte
 // together, in one more round trip.
 func (s *RenewScript) EvalCommand(c rueidis.Client, leaseMs string, items []RenewItem) rueidis.Completed {
 	keys, args := s.args(leaseMs, items)
-	return c.B().Eval().Script(s.src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+	return s.src.eval(c, keys, args)
 }
 
-// Fallback runs the same batch with EVAL on NOSCRIPT.
-func (s *RenewScript) Fallback(ctx context.Context, c rueidis.Client, leaseMs string, items []RenewItem) rueidis.RedisResult {
-	return c.Do(ctx, s.EvalCommand(c, leaseMs, items))
+// exec runs the script once for items (EVALSHA, EVAL on NOSCRIPT).
+func (s *RenewScript) exec(ctx context.Context, c rueidis.Client, leaseMs string, items []RenewItem) rueidis.RedisResult {
+	keys, args := s.args(leaseMs, items)
+	return s.src.exec(ctx, c, keys, args)
 }
 
 func (s *RenewScript) args(leaseMs string, items []RenewItem) (keys, args []string) {

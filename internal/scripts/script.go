@@ -1,9 +1,7 @@
 package scripts
 
 import (
-	"crypto/sha1"
 	_ "embed"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -64,13 +62,6 @@ func hoistShebang(src string) string {
 		panic("scripts: a script with two shebang lines")
 	}
 	return line + "\n" + rest
-}
-
-// sha1Hex is the script's EVALSHA digest, for commands built by hand (batches
-// sent with DoMulti), which rueidis's Lua type does not cover.
-func sha1Hex(src string) string {
-	sum := sha1.Sum([]byte(src))
-	return hex.EncodeToString(sum[:])
 }
 
 // ErrNonReentrant is returned by an acquire when a non-reentrant owner

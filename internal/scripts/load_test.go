@@ -1,0 +1,133 @@
+package scripts
+
+import (
+	"context"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redisync/redisync/internal/redistest"
+)
+
+// unlearn makes s unknown to this process again, as before its first run.
+func unlearn(t *testing.T, s *source) {
+	s.sha.Store(nil)
+	s.denied.Store(false)
+	t.Cleanup(func() { s.sha.Store(nil); s.denied.Store(false) })
+}
+
+func lockKeys(name string) *LockKeys {
+	return &LockKeys{Lock: "{" + name + "}", Channel: "{" + name + "}:ch", Token: "{" + name + "}:tok"}
+}
+
+func calls(t *testing.T, rc rueidis.Client) map[string]int64 {
+	info, err := redistest.Do(t, rc, "INFO", "commandstats").ToString()
+	require.NoError(t, err)
+	return redistest.CommandStats(info)
+}
+
+// TestScriptDigestComesFromTheServer: a script's first run is an EVAL with
+// one SCRIPT LOAD, whose digest the later runs use as EVALSHA; the client
+// computes none.
+func TestScriptDigestComesFromTheServer(t *testing.T) {
+	unlearn(t, rlockAcquire.src)
+	rc := redistest.Start(t).Client(t)
+	ctx := context.Background()
+	for i, name := range []string{"a", "b", "c"} {
+		got, err := LockAcquire(ctx, rc, lockKeys(name), "10000", "o", false)
+		require.NoError(t, err)
+		require.True(t, got.OK, "run %d", i)
+	}
+	n := calls(t, rc)
+	assert.Equal(t, int64(1), n["script|load"])
+	assert.Equal(t, int64(1), n["eval"])
+	assert.Equal(t, int64(2), n["evalsha"])
+	sha := rlockAcquire.src.digest()
+	require.Len(t, sha, 40)
+	exists, err := redistest.Do(t, rc, "SCRIPT", "EXISTS", sha).AsIntSlice()
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1}, exists)
+}
+
+// TestScriptDigestSurvivesScriptFlush: after SCRIPT FLUSH the learned digest
+// meets NOSCRIPT once and the run goes as EVAL (which loads the script
+// again); the next run is an EVALSHA with the same digest.
+func TestScriptDigestSurvivesScriptFlush(t *testing.T) {
+	rc := redistest.Start(t).Client(t)
+	ctx := context.Background()
+	_, err := LockAcquire(ctx, rc, lockKeys("a"), "10000", "o", false)
+	require.NoError(t, err)
+	sha := rlockAcquire.src.digest()
+	redistest.Do(t, rc, "SCRIPT", "FLUSH")
+	redistest.Do(t, rc, "CONFIG", "RESETSTAT")
+	for _, name := range []string{"b", "c"} {
+		got, err := LockAcquire(ctx, rc, lockKeys(name), "10000", "o", false)
+		require.NoError(t, err)
+		require.True(t, got.OK)
+	}
+	n := calls(t, rc)
+	assert.Equal(t, int64(1), n["eval"], "one EVAL after the flush")
+	assert.Equal(t, int64(0), n["script|load"])
+	assert.Equal(t, sha, rlockAcquire.src.digest())
+}
+
+var rejected = regexp.MustCompile(`cmdstat_script\|load:.*rejected_calls=(\d+)`)
+
+// TestRefusedScriptLoadRunsScriptsByEval: a user whose ACL refuses SCRIPT
+// LOAD (but allows EVAL and EVALSHA) still runs every script — by EVAL —
+// and is asked for SCRIPT LOAD once, not on every call.
+func TestRefusedScriptLoadRunsScriptsByEval(t *testing.T) {
+	unlearn(t, rlockAcquire.src)
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	redistest.Do(t, admin, "ACL", "SETUSER", "noload", "on", ">pw", "~*", "&*", "+@all", "-script")
+	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr()}, Username: "noload", Password: "pw", DisableCache: true})
+	require.NoError(t, err)
+	t.Cleanup(rc.Close)
+	ctx := context.Background()
+	for _, name := range []string{"a", "b", "c"} {
+		got, err := LockAcquire(ctx, rc, lockKeys(name), "10000", "o", false)
+		require.NoError(t, err)
+		require.True(t, got.OK)
+	}
+	n := calls(t, admin)
+	assert.Equal(t, int64(3), n["eval"])
+	assert.Zero(t, n["evalsha"])
+	info, err := redistest.Do(t, admin, "INFO", "commandstats").ToString()
+	require.NoError(t, err)
+	m := rejected.FindStringSubmatch(info)
+	require.NotNil(t, m, "SCRIPT LOAD was asked for: %s", info)
+	got, _ := strconv.Atoi(m[1])
+	assert.Equal(t, 1, got, "asked once")
+}
+
+// TestRenewBatchAcrossSlotsLearnsTheDigestOnACluster: a renewal batch whose
+// commands span hash slots carries the SCRIPT LOAD that learns the digest
+// (bound to one key's slot: a keyless command may not join a multi-slot
+// batch on a Cluster) and gets a reply for every command.
+func TestRenewBatchAcrossSlotsLearnsTheDigestOnACluster(t *testing.T) {
+	unlearn(t, LockRenew.src)
+	rc := redistest.StartCluster(t, 3).Client(t)
+	ctx := context.Background()
+	names := []string{"a", "b", "c", "d", "e", "f"}
+	var cmds rueidis.Commands
+	for _, name := range names {
+		k := lockKeys(name)
+		got, err := LockAcquire(ctx, rc, k, "10000", "o", false)
+		require.NoError(t, err)
+		require.True(t, got.OK)
+		cmds = append(cmds, LockRenew.Command(rc, "10000", []RenewItem{{Key: k.Lock, Owner: "o"}}))
+	}
+	res := LockRenew.DoMulti(ctx, rc, lockKeys(names[0]).Lock, cmds...)
+	require.Len(t, res, len(names))
+	for i, r := range res {
+		alive, err := ParseRenew(r, 1)
+		require.NoError(t, err, names[i])
+		assert.True(t, alive[0], names[i])
+	}
+	assert.Len(t, LockRenew.src.digest(), 40)
+}
