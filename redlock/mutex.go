@@ -136,7 +136,7 @@ func New(clients []*redisync.Client, name string, opts ...Option) *Mutex {
 		LocalCount:  true, // the nodes keep no count: re-entry is local
 		Release:     m.releaseHold,
 		Renewer:     renewerOf,
-		RenewTarget: func(uint64) any { return &renewTarget{m: m, value: m.holdValue()} },
+		RenewTarget: func(uint64) any { return m.renewTarget() },
 		Observed:    obs.Target{Primitive: "redlock", Name: name},
 	})
 	return m
@@ -462,7 +462,7 @@ func (m *Mutex) releaseHold(ctx context.Context, a scripts.ReleaseArgs) (scripts
 		return scripts.Released{}, nil
 	}
 	m.op <- struct{}{} // bounded: op is held only while a caller waits
-	errs, rest := m.release(ctx, m.allNodes(), m.holdValue(), m.releaseWait())
+	errs, rest := m.releaseKeys(ctx, m.allNodes(), m.holdValue(), m.releaseWait(), !a.Unrecorded)
 	m.unlockOp()
 	m.awaitLate(rest)
 	for _, err := range errs {

@@ -26,6 +26,13 @@ func (m *Mutex) releaseWait() time.Duration { return max(m.nodeTimeout, minRelea
 // those replies (see awaitLate). A late release deletes nothing but the
 // key of the round value names, so nothing else waits for it.
 func (m *Mutex) release(ctx context.Context, idx []int, value string, wait time.Duration) (errs []error, rest func()) {
+	return m.releaseKeys(ctx, idx, value, wait, true)
+}
+
+// releaseKeys is release; with records false the nodes' scripts are given
+// no holder-info hash (the hold wrote no record: scripts.ReleaseArgs'
+// Unrecorded).
+func (m *Mutex) releaseKeys(ctx context.Context, idx []int, value string, wait time.Duration, records bool) (errs []error, rest func()) {
 	type result struct {
 		i   int
 		err error
@@ -46,7 +53,11 @@ func (m *Mutex) release(ctx context.Context, idx []int, value string, wait time.
 		go func() { // its result is received below or by rest
 			rctx, cancel := m.e0.Background(ctx) // ends when the task's Client gives it up
 			defer cancel()
-			_, err := scripts.RedlockRelease(rctx, n.e.RC, &n.keys, value)
+			k := n.keys
+			if !records {
+				k.Info = ""
+			}
+			_, err := scripts.RedlockRelease(rctx, n.e.RC, &k, value)
 			n.state.returned(time.Now(), err == nil || scripts.IsReply(err))
 			results <- result{i, err}
 		}()

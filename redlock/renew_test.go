@@ -28,7 +28,7 @@ func TestRenewalReportsAHoldOnceAQuorumAnswered(t *testing.T) {
 	t.Cleanup(ms.srv[2].Resume) // before the Unlock above: it runs first
 	ms.srv[2].Pause()
 
-	lease := &watchdog.Lease{TTL: m.lease, Target: &renewTarget{m: m, value: m.holdValue()}}
+	lease := &watchdog.Lease{TTL: m.lease, Target: m.renewTarget()}
 	var mu sync.Mutex
 	var at time.Duration
 	var got watchdog.Result

@@ -24,7 +24,7 @@ var (
 	redlockAcquire = newScript(redlockAcquireSrc)
 	redlockFence   = newScript(redlockFenceSrc)
 	redlockRelease = newScript(redlockReleaseSrc)
-	redlockRenew   = newRenewScript(redlockRenewSrc, false).withInfo()
+	redlockRenew   = bareRenewScript(redlockRenewSrc, false)
 	redlockForce   = newScript(redlockForceSrc)
 )
 
@@ -53,7 +53,7 @@ type RedlockGrant struct {
 
 // RedlockAcquire runs redlock_acquire.lua on one node.
 func RedlockAcquire(ctx context.Context, c rueidis.Client, k *RedlockKeys, owner, leaseMs string) (RedlockGrant, error) {
-	vals, err := redlockAcquire.Exec(ctx, c, k.withInfo(k.Lock, k.Counter), []string{owner, leaseMs, k.Holder}).ToArray()
+	vals, err := redlockAcquire.Exec(ctx, c, []string{k.Lock, k.Counter}, []string{owner, leaseMs, ""}).ToArray()
 	if err != nil {
 		return RedlockGrant{}, err
 	}
@@ -86,10 +86,11 @@ func RedlockRelease(ctx context.Context, c rueidis.Client, k *RedlockKeys, owner
 // is still this owner's (and now extended). The watchdog renews in batches
 // with RedlockRenewBatch instead.
 func RedlockRenew(ctx context.Context, c rueidis.Client, k *RedlockKeys, owner, leaseMs string) (bool, error) {
-	items := []RenewItem{{Key: k.Lock, Owner: owner, Info: k.Info}}
-	res := c.Do(ctx, redlockRenew.Command(c, leaseMs, items))
+	it := &RenewItem{Key: k.Lock, Owner: owner}
+	item := func(int) *RenewItem { return it }
+	res := c.Do(ctx, redlockRenew.Command(c, leaseMs, 1, item))
 	if IsNoScript(res.Error()) {
-		res = redlockRenew.Fallback(ctx, c, leaseMs, items)
+		res = redlockRenew.Fallback(ctx, c, leaseMs, 1, item)
 	}
 	alive, err := ParseRenew(res, 1)
 	if err != nil {

@@ -1,6 +1,7 @@
 package watchdog
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"math/rand/v2"
@@ -21,9 +22,12 @@ type Renewer interface {
 // Lease is one hold under the engine's care. Set the exported fields before
 // Add and do not change them afterwards.
 type Lease struct {
-	TTL     time.Duration
-	Renewer Renewer // nil for a Fixed lease
-	Fixed   bool    // never renewed; only its deadline is watched
+	TTL time.Duration
+	// Renewer renews the lease. A Fixed lease has none, or one that the
+	// engine hands it to once, at TTL/3, for work that does not extend it
+	// (its holder record); the result of that is not judged.
+	Renewer Renewer
+	Fixed   bool // never renewed; only its deadline is watched
 	Target  any     // what the Renewer needs (key, owner, token)
 	// OnLost is called once, from the engine's goroutine, when the hold is
 	// lost (err is the cause). It must not block.
@@ -36,6 +40,9 @@ type Lease struct {
 	inflight  bool
 	active    bool
 	backoff   bool // due is a retry time after a failed renewal: not batched early
+	handover  bool // a Fixed lease with a Renewer, not handed over yet
+	at        time.Time // when the loop must look at it next: its key in the heap
+	index     int       // its place in the heap
 }
 
 // Drift is the safety margin subtracted from a lease: 1% of it plus 2 ms.
@@ -59,7 +66,7 @@ type Watchdog struct {
 	lostErr error // reported to every lease on Close
 
 	mu     sync.Mutex
-	leases map[*Lease]struct{}
+	leases leaseHeap // every registered lease, earliest at first
 	wakeAt time.Time // when the loop will next wake (zero: not scheduled)
 	closed bool
 
@@ -78,7 +85,6 @@ func New(closeErr error) *Watchdog {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &Watchdog{
 		lostErr: closeErr,
-		leases:  make(map[*Lease]struct{}),
 		kick:    make(chan struct{}, 1),
 		ctx:     ctx,
 		cancel:  cancel,
@@ -97,8 +103,9 @@ func (w *Watchdog) Add(l *Lease, confirmed time.Time) error {
 	}
 	l.active = true
 	l.inflight = false
-	w.leases[l] = struct{}{}
+	l.handover = l.Fixed && l.Renewer != nil
 	w.confirmLocked(l, confirmed)
+	heap.Push(&w.leases, l)
 	return nil
 }
 
@@ -121,7 +128,7 @@ func (w *Watchdog) Remove(l *Lease) bool {
 		return false
 	}
 	l.active = false
-	delete(w.leases, l)
+	heap.Remove(&w.leases, l.index)
 	return true
 }
 
@@ -155,11 +162,27 @@ func (w *Watchdog) confirmLocked(l *Lease, confirmed time.Time) {
 	l.deadline = confirmed.Add(l.TTL - Drift(l.TTL))
 	l.due = confirmed.Add(l.TTL / 3)
 	l.backoff = false
-	next := l.due
-	if l.Fixed {
-		next = l.deadline
+	w.placeLocked(l)
+}
+
+// placeLocked files l in the heap by the next time the loop must look at
+// it (nextLocked), and wakes the loop if that is sooner than planned.
+func (w *Watchdog) placeLocked(l *Lease) {
+	l.at = l.nextLocked()
+	if l.active && l.index >= 0 && l.index < len(w.leases) && w.leases[l.index] == l {
+		heap.Fix(&w.leases, l.index)
 	}
-	w.wakeByLocked(next)
+	w.wakeByLocked(l.at)
+}
+
+// nextLocked is when the loop must look at l next: its deadline, or its
+// due time if sooner and l is waiting for a renewal (or a Fixed lease's
+// handover).
+func (l *Lease) nextLocked() time.Time {
+	if l.inflight || (l.Fixed && !l.handover) || !l.due.Before(l.deadline) {
+		return l.deadline
+	}
+	return l.due
 }
 
 // retryLocked schedules l's next attempt after a renewal that got no answer
@@ -168,15 +191,9 @@ func (w *Watchdog) confirmLocked(l *Lease, confirmed time.Time) {
 // forward (that made a failed renewal due again at once: a tight loop of
 // scripts, or of dials while the server was down).
 func (w *Watchdog) retryLocked(l *Lease, now time.Time, jitter float64) {
-	base := RetryInterval(l.TTL)
-	if tightLoop {
-		l.due = now.Add(base)
-		w.kickLoop()
-		return
-	}
-	l.due = now.Add(time.Duration(float64(base) * (1 + jitter)))
+	l.due = now.Add(time.Duration(float64(RetryInterval(l.TTL)) * (1 + jitter)))
 	l.backoff = true
-	w.wakeByLocked(l.due)
+	w.placeLocked(l)
 }
 
 // wakeByLocked makes the loop wake by t if it planned to sleep longer.
@@ -199,11 +216,11 @@ func isDueLocked(l *Lease, now time.Time) bool {
 
 func (w *Watchdog) takeAllLocked() []*Lease {
 	lost := make([]*Lease, 0, len(w.leases))
-	for l := range w.leases {
+	for _, l := range w.leases {
 		l.active = false
 		lost = append(lost, l)
 	}
-	clear(w.leases)
+	w.leases = nil
 	return lost
 }
 
@@ -227,49 +244,50 @@ func (w *Watchdog) loop() {
 	}
 }
 
-// tick reports lost leases, starts due renewals, and returns when to wake next.
+// tick reports lost leases, starts due renewals, and returns when to wake
+// next. It looks only at the leases at the front of the heap: those whose
+// deadline has passed, or that are due (with the batching window); a lease
+// sent in a batch goes back by its deadline until its result is in.
 func (w *Watchdog) tick(now time.Time) time.Time {
 	var lost []*Lease
 	batches := map[Renewer][]*Lease{}
-	var next time.Time
-	earliest := func(t time.Time) {
-		if next.IsZero() || t.Before(next) {
-			next = t
-		}
-	}
+	var held []*Lease // popped but not sent: back into the heap below
 
-	var waiting []*Lease // in backoff, not yet at their retry time
 	w.mu.Lock()
-	for l := range w.leases {
+	for len(w.leases) > 0 {
+		l := w.leases[0]
 		if !now.Before(l.deadline) {
+			heap.Pop(&w.leases)
 			l.active = false
-			delete(w.leases, l)
 			lost = append(lost, l)
 			continue
 		}
-		earliest(l.deadline)
-		if l.Fixed || l.inflight {
-			continue
+		if l.at.After(now) && !withinWindowLocked(l, now) {
+			break // every other lease is looked at later still
 		}
-		if isDueLocked(l, now) {
-			l.inflight = true
-			batches[l.Renewer] = append(batches[l.Renewer], l)
-			continue
+		heap.Pop(&w.leases)
+		switch {
+		case isDueLocked(l, now):
+			w.sendLocked(l, batches)
+		case l.backoff:
+			held = append(held, l) // may join a batch (below)
 		}
-		if l.backoff {
-			waiting = append(waiting, l)
-		}
-		earliest(l.due)
+		// (Otherwise at ≤ now cannot hold for a lease that is not due.)
 	}
 	// A lease in backoff joins a batch that goes to its Renewer anyway when
 	// its retry is less than half a retry interval away. Leases that failed
 	// in different batches (every batch fails while a server is down) so
 	// converge on one round trip per retry interval, not one per batch.
-	for _, l := range waiting {
-		if b, ok := batches[l.Renewer]; ok && !now.Add(RetryInterval(l.TTL)/2).Before(l.due) {
-			l.inflight = true
-			batches[l.Renewer] = append(b, l)
+	for _, l := range held {
+		if _, ok := batches[l.Renewer]; ok && !now.Add(RetryInterval(l.TTL)/2).Before(l.due) {
+			w.sendLocked(l, batches)
+		} else {
+			heap.Push(&w.leases, l)
 		}
+	}
+	var next time.Time
+	if len(w.leases) > 0 {
+		next = w.leases[0].at
 	}
 	w.wakeAt = next
 	// The wait bounds read deadlines, which Confirm may move: under mu.
@@ -288,6 +306,30 @@ func (w *Watchdog) tick(now time.Time) time.Time {
 		go w.renew(r, batch, now, bounds[r])
 	}
 	return next
+}
+
+// sendLocked puts popped lease l in its Renewer's batch and back into the
+// heap, by its deadline while the renewal is in flight.
+func (w *Watchdog) sendLocked(l *Lease, batches map[Renewer][]*Lease) {
+	l.inflight = true
+	l.handover = false
+	batches[l.Renewer] = append(batches[l.Renewer], l)
+	l.at = l.nextLocked()
+	heap.Push(&w.leases, l)
+}
+
+// withinWindowLocked reports whether l, though not at its time yet, may be
+// sent with a batch at now: a lease waiting for its renewal whose due time
+// is within the batching window, or one in backoff whose retry is within
+// half a retry interval (it then joins a batch that goes anyway).
+func withinWindowLocked(l *Lease, now time.Time) bool {
+	if l.inflight || (l.Fixed && !l.handover) {
+		return false
+	}
+	if l.backoff {
+		return !now.Add(RetryInterval(l.TTL) / 2).Before(l.due)
+	}
+	return isDueLocked(l, now)
 }
 
 // ErrLost is passed to OnLost when a hold is gone or its deadline passed.
@@ -358,14 +400,18 @@ func (w *Watchdog) settle(leases []*Lease, results []Result, sent time.Time, jit
 		if !l.active {
 			continue // removed or lost while the renewal was in flight
 		}
-		switch results[i].Status {
-		case Alive:
+		switch {
+		case l.Fixed: // handed over for its record: not judged
+			w.placeLocked(l)
+		case results[i].Status == Alive:
 			if sent.After(l.confirmed) { // a Confirm in flight may be newer
 				w.confirmLocked(l, sent)
+			} else {
+				w.placeLocked(l)
 			}
-		case Gone:
+		case results[i].Status == Gone:
 			l.active = false
-			delete(w.leases, l)
+			heap.Remove(&w.leases, l.index)
 			lost = append(lost, l)
 		default:
 			w.retryLocked(l, now, jitter)
@@ -415,4 +461,27 @@ func (w *Watchdog) kickLoop() {
 	case w.kick <- struct{}{}:
 	default:
 	}
+}
+
+// leaseHeap orders leases by the time the loop must look at them (at).
+type leaseHeap []*Lease
+
+func (h leaseHeap) Len() int           { return len(h) }
+func (h leaseHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h leaseHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *leaseHeap) Push(x any) {
+	l := x.(*Lease)
+	l.index = len(*h)
+	*h = append(*h, l)
+}
+func (h *leaseHeap) Pop() any {
+	old := *h
+	l := old[len(old)-1]
+	old[len(old)-1] = nil
+	l.index = -1
+	*h = old[:len(old)-1]
+	return l
 }

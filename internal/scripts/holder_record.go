@@ -1,0 +1,50 @@
+package scripts
+
+import (
+	_ "embed"
+	"strconv"
+
+	"github.com/redis/rueidis"
+)
+
+var (
+	//go:embed holder_record.lua
+	holderRecordSrc string
+
+	holderRecord = bareRenewScript(withLib(holderRecordSrc), false)
+)
+
+// Record is one hold whose holder record HolderRecord writes.
+type Record struct {
+	Info  string // the holder-info hash
+	Field string // the hold's field there
+	AgeMs int64  // ms since the grant
+}
+
+// HolderRecord builds one holder_record.lua call for n records of one hash
+// slot (or a single server): payload is what the records say, ttlMs how
+// long they live at least. EVALSHA; HolderRecordEval is the same as EVAL,
+// for NOSCRIPT.
+func HolderRecord(c rueidis.Client, payload, ttlMs string, n int, rec func(int) Record) rueidis.Completed {
+	b := recordArgs(payload, ttlMs, n, rec)
+	defer b.free()
+	return c.B().Evalsha().Sha1(holderRecord.sha).Numkeys(int64(n)).Key(b.keys...).Arg(b.args...).Build()
+}
+
+// HolderRecordEval is HolderRecord as an EVAL (which loads the script).
+func HolderRecordEval(c rueidis.Client, payload, ttlMs string, n int, rec func(int) Record) rueidis.Completed {
+	b := recordArgs(payload, ttlMs, n, rec)
+	defer b.free()
+	return c.B().Eval().Script(holderRecord.src).Numkeys(int64(n)).Key(b.keys...).Arg(b.args...).Build()
+}
+
+func recordArgs(payload, ttlMs string, n int, rec func(int) Record) *argBuf {
+	b := argBufs.Get().(*argBuf)
+	b.args = append(b.args, payload, ttlMs)
+	for i := range n {
+		r := rec(i)
+		b.keys = append(b.keys, r.Info)
+		b.args = append(b.args, r.Field, strconv.FormatInt(max(r.AgeMs, 0), 10))
+	}
+	return b
+}
