@@ -48,7 +48,9 @@ func (t *RenewTarget) NoteGrant(sent time.Time, fixed bool) { t.Granted, t.Fixed
 // Granted is a renewal target told of its hold's grant (internal/hold
 // tells it before the lease goes to the watchdog): when it was sent, and
 // whether the lease is fixed.
-type Granted interface{ NoteGrant(sent time.Time, fixed bool) }
+type Granted interface {
+	NoteGrant(sent time.Time, fixed bool)
+}
 
 // WantsRecord reports whether a hold renewed with target t has a holder
 // record to write: then a fixed lease goes to the watchdog with its

@@ -28,7 +28,7 @@ type Lease struct {
 	// (its holder record); the result of that is not judged.
 	Renewer Renewer
 	Fixed   bool // never renewed; only its deadline is watched
-	Target  any     // what the Renewer needs (key, owner, token)
+	Target  any  // what the Renewer needs (key, owner, token)
 	// OnLost is called once, from the engine's goroutine, when the hold is
 	// lost (err is the cause). It must not block.
 	OnLost func(err error)
@@ -39,8 +39,8 @@ type Lease struct {
 	deadline  time.Time
 	inflight  bool
 	active    bool
-	backoff   bool // due is a retry time after a failed renewal: not batched early
-	handover  bool // a Fixed lease with a Renewer, not handed over yet
+	backoff   bool      // due is a retry time after a failed renewal: not batched early
+	handover  bool      // a Fixed lease with a Renewer, not handed over yet
 	at        time.Time // when the loop must look at it next: its key in the heap
 	index     int       // its place in the heap
 }
