@@ -30,8 +30,9 @@ import (
 // Where it lives: a hash beside the lock, in its hash slot,
 // "redisync_holder_info:{H}:<name>" (the lock's own layout — Redisson's,
 // for rlock — is untouched), field = the hold's owner field (a semaphore
-// permit's id). It lives four leases from its write and is written again
-// every two leases while the hold is renewed (a fixed lease's: one lease);
+// permit's id). It lives eight leases from its write and its expiry is
+// raised every four leases while the hold is renewed (a fixed lease's: one
+// lease);
 // the field goes when the owner's hold count reaches zero, the key goes with
 // a force-unlock, and whatever a crashed holder left expires by itself.
 // Readers show only fields of current holders. A hold taken by Redisson, or

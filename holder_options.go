@@ -12,7 +12,8 @@ type holderOptions struct {
 // off. Recording costs nothing for a hold shorter than a third of its lease;
 // a longer one pays one holder_record.lua call (HSETNX and PEXPIRE per hold,
 // pipelined after its renewal, no round trip of its own) at its first
-// renewal and every two leases after, and its release removes the record.
+// renewal, a refresh (HEXISTS, PEXPIRE) every four leases after, and its
+// release removes the record.
 // Turn it off where host names or process names must not be stored in
 // Redis, where the user's ACL does not cover the side key (the record is
 // then refused; see docs/keys-and-permissions.md), or to shave that cost.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -15,20 +16,19 @@ import (
 // Holders) is written with its first renewal, a third of its lease after
 // the grant — for a fixed lease, by the watchdog's timer at the same
 // moment — so a hold that ends sooner costs no record nobody read. A
-// watchdog hold's record lives RecordTTL(lease) and is written again (only
-// its expiry moves: holder_record.lua keeps the first record) by the first
-// renewal RecordRefresh(lease) or more after the last write; so a record
-// costs a renewal one call in six, not one per renewal. A fixed hold's
+// watchdog hold's record lives RecordTTL(lease) and is refreshed (its
+// expiry raised) by the first renewal RecordRefresh(lease) or more after
+// the last write: two calls in twelve renewals, not a call in each. A fixed hold's
 // record lives one lease from its write. Releases and force-unlocks delete
 // records as before; a crashed holder's record expires by itself.
 
 // RecordTTL is how long a watchdog hold's record lives from its last write.
-func RecordTTL(lease time.Duration) time.Duration { return 4 * lease }
+func RecordTTL(lease time.Duration) time.Duration { return 8 * lease }
 
 // RecordRefresh is how long after its last write a watchdog hold's record
 // is written again (by the first renewal after that): half its TTL, so it
 // outlives the hold's lease by a lease at least while renewals go on.
-func RecordRefresh(lease time.Duration) time.Duration { return 2 * lease }
+func RecordRefresh(lease time.Duration) time.Duration { return 4 * lease }
 
 // recordDue reports whether t's record is to be written by a renewal sent
 // at sent that found the hold alive (res).
@@ -36,10 +36,7 @@ func (e *Engine) recordDue(t *RenewTarget, res watchdog.Result, sent time.Time) 
 	if !e.WantsRecord(t) || res.Status != watchdog.Alive {
 		return false
 	}
-	if t.Fixed {
-		return t.recorded.IsZero()
-	}
-	return t.recorded.IsZero() || sent.Sub(t.recorded) >= RecordRefresh(t.lease())
+	return t.recorded.IsZero() || (!t.Fixed && !sent.Before(t.recordNext))
 }
 
 // NoteGrant implements Granted.
@@ -60,8 +57,8 @@ func (e *Engine) WantsRecord(t *RenewTarget) bool {
 }
 
 func (t *RenewTarget) lease() time.Duration {
-	ms, _ := time.ParseDuration(t.LeaseMs + "ms")
-	return ms
+	ms, _ := strconv.ParseInt(t.LeaseMs, 10, 64)
+	return time.Duration(ms) * time.Millisecond
 }
 
 // recordHolders writes the records due among the targets of calls (one
@@ -91,7 +88,7 @@ func (e *Engine) recordHolders(ctx context.Context, targets []*RenewTarget, call
 		ttlMs := Millis(ttl)
 		rec := func(i int) scripts.Record {
 			t := due[i]
-			return scripts.Record{Info: t.Item.Info, Field: t.Item.Owner, AgeMs: sent.Sub(t.Granted).Milliseconds()}
+			return scripts.Record{Info: t.Item.Info, Field: t.Item.Owner, AgeMs: sent.Sub(t.Granted).Milliseconds(), Refresh: !t.recorded.IsZero()}
 		}
 		cmds = append(cmds, scripts.HolderRecord(e.RC, e.Config.HolderInfo, ttlMs, len(due), rec))
 		evals = append(evals, func() rueidis.Completed {
@@ -123,7 +120,7 @@ func (e *Engine) recordHolders(ctx context.Context, targets []*RenewTarget, call
 				t.recordedAt.Store(0) // refused: there is none
 				fallthrough
 			default:
-				t.recorded = sent
+				t.recorded, t.recordNext = sent, sent.Add(RecordRefresh(t.lease()))
 			}
 			k++
 		}

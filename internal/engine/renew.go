@@ -53,7 +53,8 @@ type RenewTarget struct {
 	Granted time.Time
 
 	// Owned by the renewal round that carries the target (one at a time).
-	recorded time.Time // when its record was last written; zero: never
+	recorded   time.Time // when its record was last written; zero: never
+	recordNext time.Time // when a renewal writes it again
 	// recordedAt is recorded for readers outside the round (a release):
 	// unix ns of the first record write that got an answer, 0 for none.
 	recordedAt atomic.Int64
@@ -116,21 +117,48 @@ func renewOn(ctx context.Context, e *Engine, script *scripts.RenewScript, target
 		slot    uint16
 		fixed   bool
 	}
-	groups := map[group][]int{}
-	var order []group // deterministic command order
+	// Groups in order of first appearance (a deterministic command order);
+	// a single server has one or a few (one per lease length), found by a
+	// look along the list, a Cluster one per slot, found in a map.
+	var order []group
+	var idxs [][]int
+	var bySlot map[group]int
+	if e.Cluster {
+		bySlot = map[group]int{}
+	}
 	for i, t := range targets {
 		g := group{leaseMs: t.LeaseMs, fixed: t.Fixed}
+		k := -1
 		if e.Cluster {
 			g.slot = keys.Slot(t.Item.Key)
+			if j, ok := bySlot[g]; ok {
+				k = j
+			}
+		} else {
+			for j := range order {
+				if order[j] == g {
+					k = j
+					break
+				}
+			}
 		}
-		if _, ok := groups[g]; !ok {
+		if k < 0 {
+			k = len(order)
 			order = append(order, g)
+			var idx []int
+			if !e.Cluster {
+				idx = make([]int, 0, len(targets)/(k+1))
+			}
+			idxs = append(idxs, idx)
+			if e.Cluster {
+				bySlot[g] = k
+			}
 		}
-		groups[g] = append(groups[g], i)
+		idxs[k] = append(idxs[k], i)
 	}
 	var calls []renewCall
-	for _, g := range order {
-		idx := groups[g]
+	for k, g := range order {
+		idx := idxs[k]
 		for start := 0; start < len(idx); start += MaxRenewBatch {
 			calls = append(calls, renewCall{leaseMs: g.leaseMs, slot: g.slot, fixed: g.fixed, idx: idx[start:min(start+MaxRenewBatch, len(idx))]})
 		}

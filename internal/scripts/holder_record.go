@@ -19,6 +19,8 @@ type Record struct {
 	Info  string // the holder-info hash
 	Field string // the hold's field there
 	AgeMs int64  // ms since the grant
+	// Refresh: the record was written before; only its expiry moves.
+	Refresh bool
 }
 
 // HolderRecord builds one holder_record.lua call for n records of one hash
@@ -44,7 +46,11 @@ func recordArgs(payload, ttlMs string, n int, rec func(int) Record) *argBuf {
 	for i := range n {
 		r := rec(i)
 		b.keys = append(b.keys, r.Info)
-		b.args = append(b.args, r.Field, strconv.FormatInt(max(r.AgeMs, 0), 10))
+		age := "-1"
+		if !r.Refresh {
+			age = strconv.FormatInt(max(r.AgeMs, 0), 10)
+		}
+		b.args = append(b.args, r.Field, age)
 	}
 	return b
 }

@@ -13,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,7 +34,9 @@ func main() {
 	window := flag.Duration("for", time.Minute, "how long the holds are kept once all are taken")
 	workers := flag.Int("workers", 256, "goroutines taking the locks")
 	addr := flag.String("addr", "", "a redis-server to use (default: start one)")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the hold window to this file")
 	flag.Parse()
+	cpuProfile = *profile
 	if err := run(*holds, *lease, *window, *workers, *addr); err != nil {
 		fmt.Fprintln(os.Stderr, "holds:", err)
 		os.Exit(1)
@@ -54,15 +57,18 @@ func run(n int, lease, window time.Duration, workers int, addr string) error {
 		return err
 	}
 	defer rc.Close()
-	var lost, renewed, failed atomic.Int64
+	var lost, renewed, failed, rounds atomic.Int64
 	c := redisync.New(rc, redisync.WithWatchdogTimeout(lease), redisync.WithObserver(redisync.ObserverFunc(func(ev redisync.Event) {
 		switch ev.Kind {
 		case redisync.EventLost:
 			lost.Add(1)
 		case redisync.EventRenewed:
 			renewed.Add(int64(ev.Count))
+			rounds.Add(1)
 		case redisync.EventRenewFailed:
-			failed.Add(int64(ev.Count))
+			if failed.Add(int64(ev.Count)) == int64(ev.Count) {
+				fmt.Printf("  first failed renewal: %v\n", ev.Err)
+			}
 		}
 	})))
 	defer c.Close()
@@ -98,8 +104,18 @@ func run(n int, lease, window time.Duration, workers int, addr string) error {
 	}
 	fmt.Printf("taken in %v (lost meanwhile: %d)\n", time.Since(start).Round(time.Millisecond), lost.Load())
 
-	lost0, renewed0, failed0 := lost.Load(), renewed.Load(), failed.Load()
+	lost0, renewed0, failed0, rounds0 := lost.Load(), renewed.Load(), failed.Load(), rounds.Load()
 	cpu0, srv0 := ownCPU(), serverCPU(ctx, rc)
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
 	t0 := time.Now()
 	for el := time.Duration(0); el < window; el = time.Since(t0) {
 		time.Sleep(min(10*time.Second, window-el))
@@ -108,23 +124,32 @@ func run(n int, lease, window time.Duration, workers int, addr string) error {
 	}
 	wall := time.Since(t0)
 	cpu, srv := ownCPU()-cpu0, serverCPU(ctx, rc)-srv0
+	pprof.StopCPUProfile()
+	stats, _ := rc.Do(ctx, rc.B().Info().Section("commandstats").Build()).ToString()
 	held := 0
 	for _, m := range mus {
 		if m.Err() == nil {
 			held++
 		}
 	}
-	fmt.Printf("lost %d of %d over %v (still held: %d); renewed %d holds (%.1f per hold), failed renewals %d\n",
+	fmt.Printf("lost %d of %d over %v (still held: %d); renewed %d holds (%.1f per hold) in %d rounds, failed renewals %d\n",
 		lost.Load()-lost0, n, wall.Round(time.Millisecond), held, renewed.Load()-renewed0,
-		float64(renewed.Load()-renewed0)/float64(n), failed.Load()-failed0)
+		float64(renewed.Load()-renewed0)/float64(n), rounds.Load()-rounds0, failed.Load()-failed0)
 	fmt.Printf("client CPU %.2f%% of a core (%v); server CPU %.2f%% of a core (%v)\n",
 		100*cpu.Seconds()/wall.Seconds(), cpu.Round(time.Millisecond), 100*srv.Seconds()/wall.Seconds(), srv.Round(time.Millisecond))
 
-	for _, m := range mus {
-		m.Unlock(ctx)
+	fmt.Print("server commands over the run (INFO commandstats):\n")
+	for _, line := range strings.Split(stats, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":calls="); ok {
+			calls, _, _ := strings.Cut(v, ",")
+			fmt.Printf("  %s %s\n", strings.TrimPrefix(k, "cmdstat_"), calls)
+		}
 	}
+	// No Unlock: the server goes with the run (and Close ends the holds).
 	return nil
 }
+
+var cpuProfile string
 
 // ownCPU is this process's user + system time (getrusage).
 func ownCPU() time.Duration {
