@@ -80,7 +80,7 @@ type Watchdog struct {
 	// at then: keeping every lease by its deadline too would move it down
 	// that heap at each renewal.)
 	byDeadline, byDue leaseHeap
-	count             int // registered leases
+	count             int       // registered leases
 	wakeAt            time.Time // when the loop will next wake (zero: not scheduled)
 	closed            bool
 
