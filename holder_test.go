@@ -216,7 +216,7 @@ func TestHolderInfoIsWrittenRenewedAndRemovedWithTheHold(t *testing.T) {
 func TestForceUnlockRemovesHolderInfo(t *testing.T) {
 	for _, k := range holdKinds() {
 		t.Run(k.name, func(t *testing.T) {
-			env := locktest.Setup(t, redisync.WithWatchdogTimeout(900*time.Millisecond))
+			env := locktest.Setup(t, redisync.WithWatchdogTimeout(1500*time.Millisecond))
 			name := "force-" + strings.ReplaceAll(k.name, " ", "-")
 			k.lock(t, env.C, name)
 			awaitInfo(t, env, name)

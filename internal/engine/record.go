@@ -36,7 +36,7 @@ func (e *Engine) recordDue(t *RenewTarget, res watchdog.Result, sent time.Time) 
 	if !e.WantsRecord(t) || res.Status != watchdog.Alive {
 		return false
 	}
-	return t.recorded.IsZero() || (!t.Fixed && !sent.Before(t.recordNext))
+	return t.recorded.IsZero() || t.recordRetry.Load() || (!t.Fixed && !sent.Before(t.recordNext))
 }
 
 // NoteGrant implements Granted.
@@ -61,68 +61,80 @@ func (t *RenewTarget) lease() time.Duration {
 	return time.Duration(ms) * time.Millisecond
 }
 
-// recordHolders writes the records due among the targets of calls (one
-// holder_record.lua call per renewal call that has any: the same slot), in
-// one DoMulti. A target whose record got an answer — written, or refused
-// (the ACL, out of memory, foreign data: the record is worth no retry
-// storm) — is not due again before RecordRefresh; one that got none (a
-// timeout) is due at its next renewal.
-func (e *Engine) recordHolders(ctx context.Context, targets []*RenewTarget, calls []renewCall, out []watchdog.Result, sent time.Time) {
-	var cmds rueidis.Commands
-	var evals []func() rueidis.Completed
-	var carried [][]*RenewTarget
+// recordPlan is the holder records a renewal round writes: one
+// holder_record.lua call per renewal call that has any (the same slot).
+type recordPlan struct {
+	cmds    rueidis.Commands
+	evals   []func() rueidis.Completed
+	carried [][]*RenewTarget
+	first   [][]bool // the call marked the target recorded first
+}
+
+// planRecords picks the records due among the targets of calls and marks
+// them written, before the round reports its results: the watchdog may send
+// a target again as soon as it is reported, and the next round must see
+// the marks (a round owns its targets until it reports them). sendRecords
+// then writes them, and undoes a mark the server refused.
+func (e *Engine) planRecords(targets []*RenewTarget, calls []renewCall, out []watchdog.Result, sent time.Time) *recordPlan {
+	var p *recordPlan
 	for _, c := range calls {
 		var due []*RenewTarget
+		var recs []scripts.Record
+		var first []bool
 		for _, k := range c.idx {
-			if e.recordDue(targets[k], out[k], sent) {
-				due = append(due, targets[k])
+			t := targets[k]
+			if !e.recordDue(t, out[k], sent) {
+				continue
 			}
+			due = append(due, t)
+			recs = append(recs, scripts.Record{Info: t.Item.Info, Field: t.Item.Owner,
+				AgeMs: sent.Sub(t.Granted).Milliseconds(), Refresh: !t.recorded.IsZero()})
+			// A release from now on may find a record: it is given the
+			// holder-info hash.
+			first = append(first, t.recordedAt.CompareAndSwap(0, sent.UnixNano()))
+			t.recorded, t.recordNext = sent, sent.Add(RecordRefresh(t.lease()))
+			t.recordRetry.Store(false)
 		}
 		if len(due) == 0 {
 			continue
+		}
+		if p == nil {
+			p = &recordPlan{}
 		}
 		ttl := RecordTTL(due[0].lease())
 		if c.fixed {
 			ttl = due[0].lease()
 		}
 		ttlMs := Millis(ttl)
-		rec := func(i int) scripts.Record {
-			t := due[i]
-			return scripts.Record{Info: t.Item.Info, Field: t.Item.Owner, AgeMs: sent.Sub(t.Granted).Milliseconds(), Refresh: !t.recorded.IsZero()}
-		}
-		cmds = append(cmds, scripts.HolderRecord(e.RC, e.Config.HolderInfo, ttlMs, len(due), rec))
-		evals = append(evals, func() rueidis.Completed {
+		rec := func(i int) scripts.Record { return recs[i] }
+		p.cmds = append(p.cmds, scripts.HolderRecord(e.RC, e.Config.HolderInfo, ttlMs, len(due), rec))
+		p.evals = append(p.evals, func() rueidis.Completed {
 			return scripts.HolderRecordEval(e.RC, e.Config.HolderInfo, ttlMs, len(due), rec)
 		})
-		carried = append(carried, due)
+		p.carried = append(p.carried, due)
+		p.first = append(p.first, first)
 	}
-	if len(cmds) == 0 {
+	return p
+}
+
+// sendRecords writes the planned records in one DoMulti. A record that got
+// an answer — written, or refused (the ACL, out of memory: the record is
+// worth no retry storm) — is not due again before RecordRefresh; one that
+// got none (a timeout) is due at the hold's next renewal.
+func (e *Engine) sendRecords(ctx context.Context, p *recordPlan) {
+	if p == nil {
 		return
 	}
-	// A release from now on may find a record: it is given the holder-info
-	// hash (first marks whom this round marks first).
-	var first []bool
-	for _, due := range carried {
-		for _, t := range due {
-			first = append(first, t.recordedAt.CompareAndSwap(0, sent.UnixNano()))
-		}
-	}
-	replies := doScripts(ctx, e, cmds, func(i int) rueidis.Completed { return evals[i]() })
-	k := 0
+	replies := doScripts(ctx, e, p.cmds, func(i int) rueidis.Completed { return p.evals[i]() })
 	for i, res := range replies {
 		err := res.Error()
-		for _, t := range carried[i] {
+		for j, t := range p.carried[i] {
 			switch {
 			case err != nil && !scripts.IsReply(err):
-				// No answer: due again at the next renewal; it may have
-				// been written.
-			case err != nil && first[k]:
+				t.recordRetry.Store(true) // it may have been written: the mark stays
+			case err != nil && p.first[i][j]:
 				t.recordedAt.Store(0) // refused: there is none
-				fallthrough
-			default:
-				t.recorded, t.recordNext = sent, sent.Add(RecordRefresh(t.lease()))
 			}
-			k++
 		}
 	}
 }

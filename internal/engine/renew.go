@@ -55,6 +55,8 @@ type RenewTarget struct {
 	// Owned by the renewal round that carries the target (one at a time).
 	recorded   time.Time // when its record was last written; zero: never
 	recordNext time.Time // when a renewal writes it again
+	// recordRetry: the last record write got no answer; due again.
+	recordRetry atomic.Bool
 	// recordedAt is recorded for readers outside the round (a release):
 	// unix ns of the first record write that got an answer, 0 for none.
 	recordedAt atomic.Int64
@@ -242,6 +244,7 @@ func runRenewCalls(ctx context.Context, e *Engine, script *scripts.RenewScript, 
 			}
 		}
 	}
+	records := e.planRecords(targets, calls, out, sent)
 	if report != nil {
 		for _, c := range calls {
 			for _, k := range c.idx {
@@ -249,7 +252,7 @@ func runRenewCalls(ctx context.Context, e *Engine, script *scripts.RenewScript, 
 			}
 		}
 	}
-	e.recordHolders(ctx, targets, calls, out, sent)
+	e.sendRecords(ctx, records)
 }
 
 // doScripts sends cmds in one DoMulti, and the commands that met NOSCRIPT
