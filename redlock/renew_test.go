@@ -18,7 +18,8 @@ import (
 // timeouts) runs out. Before, the renewer waited for every node of the
 // batch before reporting any hold, so a hold near its deadline in a batch
 // with a stalled node was confirmed only at the end of that wait, or lost.
-// With -tags mutant_renew_round_wait the report comes at the end again.
+// With internal/teeth/mutants/mutant_renew_round_wait_redlock.mutant the
+// report comes at the end again.
 func TestRenewalReportsAHoldOnceAQuorumAnswered(t *testing.T) {
 	ms := startMasters(t, 3)
 	const nodeTimeout = 500 * time.Millisecond // the paused node is waited for 2 s
