@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/redis/rueidis"
 
@@ -12,9 +13,10 @@ import (
 	"github.com/redisync/redisync/rlock"
 )
 
-// Every hold records who took it; any lock kind's Holders shows it, so an
-// operator can tell a live holder from one that is gone before forcing an
-// unlock.
+// Every hold that lasts records who took it, with its first renewal (a
+// third of the lease after the grant); any lock kind's Holders shows it, so
+// an operator can tell a live holder from one that is gone before forcing
+// an unlock.
 func ExampleHolderInfo() {
 	// A throw-away redis-server for the example; a program dials its own Redis.
 	srv, err := redisynctest.StartServer()
@@ -27,7 +29,9 @@ func ExampleHolderInfo() {
 		panic(err)
 	}
 	defer rc.Close()
-	c := redisync.New(rc, redisync.WithLabel("nightly invoices"))
+	// A short lease, so the record comes soon (the default 30 s lease
+	// records a hold 10 s after the grant).
+	c := redisync.New(rc, redisync.WithLabel("nightly invoices"), redisync.WithWatchdogTimeout(900*time.Millisecond))
 	defer c.Close()
 	ctx := context.Background()
 
@@ -37,9 +41,13 @@ func ExampleHolderInfo() {
 	}
 	defer mu.Unlock(context.WithoutCancel(ctx))
 
-	holders, err := rlock.New(c, "invoices:2026-11").Holders(ctx)
-	if err != nil {
-		panic(err)
+	var holders []redisync.Holder
+	for len(holders) == 0 || holders[0].Info == nil { // until the record is written
+		time.Sleep(50 * time.Millisecond)
+		holders, err = rlock.New(c, "invoices:2026-11").Holders(ctx)
+		if err != nil {
+			panic(err)
+		}
 	}
 	for _, h := range holders {
 		fmt.Println("count:", h.Count, "label:", h.Info.Label, "this process:", h.Info.PID == os.Getpid())

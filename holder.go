@@ -13,10 +13,13 @@ import (
 	"unicode/utf8"
 )
 
-// HolderInfo says who took a hold: recorded by the acquire, in the same
-// script call, so that an operator looking at a lock (redisync inspect,
-// unlock --force, or the Holders method of any lock kind) sees a host and a
-// process instead of an owner id alone.
+// HolderInfo says who took a hold, so that an operator looking at a lock
+// (redisync inspect, unlock --force, or the Holders method of any lock kind)
+// sees a host and a process instead of an owner id alone. It is recorded
+// with the hold's first renewal, a third of its lease after the grant (a
+// fixed lease: by the watchdog's timer then), not by the acquire: a hold
+// that ends sooner costs no record nobody reads, and a hold inspected
+// before then shows none (Info nil).
 //
 // Host, PID and Program are read once per Client from the process
 // (os.Hostname, os.Getpid, the base name of os.Args[0]); Label is the
@@ -27,9 +30,11 @@ import (
 // Where it lives: a hash beside the lock, in its hash slot,
 // "redisync_holder_info:{H}:<name>" (the lock's own layout — Redisson's,
 // for rlock — is untouched), field = the hold's owner field (a semaphore
-// permit's id). It gets the hold's lease at the acquire and each renewal, the
-// field goes when the owner's hold count reaches zero, the key goes with a
-// force-unlock, and whatever a crashed holder left expires with its lease.
+// permit's id). It lives eight leases from its write and its expiry is
+// raised every four leases while the hold is renewed (a fixed lease's: one
+// lease);
+// the field goes when the owner's hold count reaches zero, the key goes with
+// a force-unlock, and whatever a crashed holder left expires by itself.
 // Readers show only fields of current holders. A hold taken by Redisson, or
 // by a Client with WithHolderInfo(false), has none.
 type HolderInfo struct {

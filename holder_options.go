@@ -9,13 +9,15 @@ type holderOptions struct {
 }
 
 // WithHolderInfo turns the recording of holder metadata (HolderInfo) on or
-// off. Recording costs one HSET and one PEXPIRE in the acquire script and a
-// PEXPIRE per hold in each renewal batch, in the same calls (no round trip;
-// the root package's BenchmarkHolderInfo measures it against recording off).
+// off. Recording costs nothing for a hold shorter than a third of its lease;
+// a longer one pays one holder_record.lua call (HSETNX and PEXPIRE per hold,
+// pipelined after its renewal, no round trip of its own) at its first
+// renewal, a refresh (HEXISTS, PEXPIRE) every four leases after, and its
+// release removes the record.
 // Turn it off where host names or process names must not be stored in
-// Redis, where the user's ACL does not cover the side key (Redis refuses a
-// script whose keys the user may not touch; with recording off the
-// scripts are given no such key), or to shave that cost. Default: on.
+// Redis, where the user's ACL does not cover the side key (the record is
+// then refused; see docs/keys-and-permissions.md), or to shave that cost.
+// Default: on.
 func WithHolderInfo(on bool) Option {
 	return func(o *options) { o.holder.off = !on }
 }
@@ -35,7 +37,7 @@ func (h *holderOptions) validate() {
 	}
 }
 
-// encoded is what the Client's acquires record: the payload of this
+// encoded is what the Client's holds record: the payload of this
 // process's HolderInfo, or "" when recording is off.
 func (h *holderOptions) encoded() string {
 	if h.off {

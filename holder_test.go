@@ -33,6 +33,14 @@ func infoKey(name string) string {
 	return k
 }
 
+// awaitInfo waits for the holder record on name: a hold records who holds
+// it with its first renewal (a fixed lease: by the watchdog's timer), a
+// third of its lease after the grant.
+func awaitInfo(t *testing.T, env *locktest.Env, name string) {
+	t.Helper()
+	locktest.AwaitAnyRecord(t, env.RC, name, 10*time.Second)
+}
+
 // holdKind is one kind of lock, reduced to what these tests need.
 type holdKind struct {
 	name    string
@@ -177,6 +185,7 @@ func TestHolderInfoIsWrittenRenewedAndRemovedWithTheHold(t *testing.T) {
 			env := locktest.Setup(t, redisync.WithLabel("nightly-report"), redisync.WithWatchdogTimeout(2*time.Second))
 			name := "holder-" + strings.ReplaceAll(k.name, " ", "-")
 			unlock := k.lock(t, env.C, name)
+			awaitInfo(t, env, name)
 
 			hs := k.holders(t, env.C, name)
 			require.Len(t, hs, 1)
@@ -207,10 +216,10 @@ func TestHolderInfoIsWrittenRenewedAndRemovedWithTheHold(t *testing.T) {
 func TestForceUnlockRemovesHolderInfo(t *testing.T) {
 	for _, k := range holdKinds() {
 		t.Run(k.name, func(t *testing.T) {
-			env := locktest.Setup(t)
-			name := "force-" + k.name
+			env := locktest.Setup(t, redisync.WithWatchdogTimeout(1500*time.Millisecond))
+			name := "force-" + strings.ReplaceAll(k.name, " ", "-")
 			k.lock(t, env.C, name)
-			require.True(t, env.Exists(t, infoKey(name)))
+			awaitInfo(t, env, name)
 			k.force(t, env.C, name)
 			assert.False(t, env.Exists(t, infoKey(name)), "force-unlock left the holder info")
 			assert.Empty(t, k.holders(t, env.C, name))
@@ -225,7 +234,7 @@ func TestCrashedHolderLeavesNoHolderInfoAfterItsLease(t *testing.T) {
 			crashed := env.Client(t, redisync.WithWatchdogTimeout(300*time.Millisecond))
 			name := "crash-" + k.name
 			k.lock(t, crashed, name)
-			require.True(t, env.Exists(t, infoKey(name)))
+			awaitInfo(t, env, name)
 			crashed.Close() // renewals stop, nothing is released: a crash
 			locktest.Eventually(t, 5*time.Second, func() bool { return !env.Exists(t, infoKey(name)) },
 				"the holder info outlived the crashed hold's lease")
@@ -306,7 +315,7 @@ func TestSideKeyOverwrittenDuringAHoldCostsNoHold(t *testing.T) {
 			env := locktest.Setup(t, redisync.WithWatchdogTimeout(time.Second))
 			name := "overwritten-" + strings.ReplaceAll(k.name, " ", "-")
 			unlock := k.lock(t, env.C, name)
-			require.True(t, env.Exists(t, infoKey(name)))
+			awaitInfo(t, env, name)
 			env.Do(t, "SET", infoKey(name), "someone else's")
 			time.Sleep(1500 * time.Millisecond)
 			hs := k.holders(t, env.C, name)
@@ -333,17 +342,23 @@ func sideKey(t *testing.T, env *locktest.Env, name string) string {
 	return fmt.Sprintf("%q expires=%v", dump, env.PTTL(t, infoKey(name)) != -1)
 }
 
-func TestExpiredHoldersRecordIsNotShownAndGoesWithTheNextGrant(t *testing.T) {
+// A fixed hold's record lives one lease from its write (a third of the
+// lease after the grant), so it goes soon after the hold; the next holder
+// shows its own.
+func TestExpiredHoldersRecordIsNotShownAndExpires(t *testing.T) {
 	env := locktest.Setup(t)
 	ctx := locktest.Bg()
 	first := env.Client(t, redisync.WithLabel("first"))
-	m := rlock.New(first, "expiring", rlock.WithLease(200*time.Millisecond))
+	m := rlock.New(first, "expiring", rlock.WithLease(300*time.Millisecond))
 	require.NoError(t, m.Lock(ctx))
-	time.Sleep(400 * time.Millisecond) // the lease ran out: no release
-	second := env.Client(t, redisync.WithLabel("second"))
+	awaitInfo(t, env, "expiring")
+	locktest.Eventually(t, 5*time.Second, func() bool { return !env.Exists(t, infoKey("expiring")) },
+		"the fixed hold's record outlived it") // no release
+	second := env.Client(t, redisync.WithLabel("second"), redisync.WithWatchdogTimeout(900*time.Millisecond))
 	n := rlock.New(second, "expiring")
 	require.NoError(t, n.Lock(ctx))
 	defer func() { require.NoError(t, n.Unlock(ctx)) }()
+	locktest.AwaitRecord(t, env.RC, "expiring", n.Owner(), 10*time.Second)
 	hs, err := n.Holders(ctx)
 	require.NoError(t, err)
 	require.Len(t, hs, 1)
@@ -355,13 +370,17 @@ func TestExpiredHoldersRecordIsNotShownAndGoesWithTheNextGrant(t *testing.T) {
 func TestSemaphoreForgetsExpiredPermitsRecords(t *testing.T) {
 	env := locktest.Setup(t)
 	ctx := locktest.Bg()
-	s := semaphore.New(env.C, "sem-expiring", 2, semaphore.WithLease(200*time.Millisecond))
+	s := semaphore.New(env.C, "sem-expiring", 2, semaphore.WithLease(300*time.Millisecond))
 	_, err := s.Acquire(ctx, 1)
 	require.NoError(t, err)
-	time.Sleep(400 * time.Millisecond)
-	p, err := semaphore.New(env.C, "sem-expiring", 2).Acquire(ctx, 1)
+	awaitInfo(t, env, "sem-expiring")
+	locktest.Eventually(t, 5*time.Second, func() bool { return !env.Exists(t, infoKey("sem-expiring")) },
+		"the expired permit's record outlived it")
+	short := env.Client(t, redisync.WithWatchdogTimeout(900*time.Millisecond))
+	p, err := semaphore.New(short, "sem-expiring", 2).Acquire(ctx, 1)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, p.Release(ctx)) }()
+	locktest.AwaitRecord(t, env.RC, "sem-expiring", p.ID(), 10*time.Second)
 	hs, err := s.Holders(ctx)
 	require.NoError(t, err)
 	require.Len(t, hs, 1)
@@ -374,10 +393,14 @@ func TestSemaphoreForgetsExpiredPermitsRecords(t *testing.T) {
 func TestSharedOwnerKeepsTheFirstHoldersRecord(t *testing.T) {
 	env := locktest.Setup(t)
 	ctx := locktest.Bg()
-	a := rlock.New(env.Client(t, redisync.WithLabel("one")), "shared", rlock.WithOwner("job-7"))
-	b := rlock.New(env.Client(t, redisync.WithLabel("two")), "shared", rlock.WithOwner("job-7"))
+	short := redisync.WithWatchdogTimeout(900 * time.Millisecond)
+	a := rlock.New(env.Client(t, redisync.WithLabel("one"), short), "shared", rlock.WithOwner("job-7"))
+	b := rlock.New(env.Client(t, redisync.WithLabel("two"), short), "shared", rlock.WithOwner("job-7"))
 	require.NoError(t, a.Lock(ctx))
+	awaitInfo(t, env, "shared")
 	require.NoError(t, b.Lock(ctx))
+	// b's first renewals (every 300 ms) find a's record and keep it.
+	time.Sleep(700 * time.Millisecond)
 	hs, err := a.Holders(ctx)
 	require.NoError(t, err)
 	require.Len(t, hs, 1)
@@ -387,7 +410,9 @@ func TestSharedOwnerKeepsTheFirstHoldersRecord(t *testing.T) {
 	require.NoError(t, a.Unlock(ctx))
 	assert.True(t, env.Exists(t, infoKey("shared")), "the record went while the owner still holds")
 	require.NoError(t, b.Unlock(ctx))
-	assert.False(t, env.Exists(t, infoKey("shared")))
+	// (A release that saw no record of its own hold leaves the record to
+	// its expiry.)
+	locktest.Eventually(t, 10*time.Second, func() bool { return !env.Exists(t, infoKey("shared")) }, "the record outlived the holds")
 }
 
 func TestWithHolderInfoFalseRecordsNothing(t *testing.T) {
@@ -444,12 +469,20 @@ func TestWithHolderInfoFalseNeedsNoACLForTheSideKey(t *testing.T) {
 	require.NoError(t, err)
 	defer rc.Close()
 	ctx := locktest.Bg()
-	recording := redisync.New(rc)
+	// A recording Client locks and unlocks too: acquires and releases of
+	// holds without a record are given no side key, and the record its
+	// renewals would write is refused (and not tried again at once).
+	recording := redisync.New(rc, redisync.WithWatchdogTimeout(900*time.Millisecond))
 	defer recording.Close()
-	_, err = rlock.New(recording, "acl:job").TryLock(ctx)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "NOPERM")
-	assert.Equal(t, int64(0), env.DBSize(t))
+	r := rlock.New(recording, "acl:job")
+	ok, err := r.TryLock(ctx)
+	require.NoError(t, err)
+	require.True(t, ok)
+	time.Sleep(700 * time.Millisecond) // past its first renewal
+	assert.False(t, env.Exists(t, infoKey("acl:job")))
+	require.NoError(t, r.Err(), "the refused record cost the hold")
+	require.NoError(t, r.Unlock(ctx))
+	assert.False(t, env.Exists(t, "acl:job"))
 
 	c := redisync.New(rc, redisync.WithHolderInfo(false))
 	defer c.Close()
@@ -478,13 +511,13 @@ var (
 // (rlock_acquire_all.lua), which records the metadata of each; the
 // multilock's inspection covers every component.
 func TestMultilockRecordsAndInspectsEveryComponent(t *testing.T) {
-	env := locktest.Setup(t, redisync.WithLabel("batch"))
+	env := locktest.Setup(t, redisync.WithLabel("batch"), redisync.WithWatchdogTimeout(900*time.Millisecond))
 	ctx := locktest.Bg()
 	a, b := rlock.New(env.C, "{acct}:a"), rlock.New(env.C, "{acct}:b")
 	ml := multilock.New(a, b)
 	require.NoError(t, ml.Lock(ctx))
 	for _, name := range []string{"{acct}:a", "{acct}:b"} {
-		require.True(t, env.Exists(t, infoKey(name)), name)
+		awaitInfo(t, env, name)
 	}
 	locked, err := ml.IsLocked(ctx)
 	require.NoError(t, err)
@@ -567,13 +600,16 @@ func TestRWLockRecordsEachReaderAndTheWriter(t *testing.T) {
 		}
 		return out
 	}
-	r1 := rwlock.New(env.Client(t, redisync.WithLabel("reader one")), "rw-records")
-	r2 := rwlock.New(env.Client(t, redisync.WithLabel("reader two")), "rw-records")
-	quiet := rwlock.New(env.Client(t, redisync.WithHolderInfo(false)), "rw-records")
+	short := redisync.WithWatchdogTimeout(900 * time.Millisecond)
+	r1 := rwlock.New(env.Client(t, redisync.WithLabel("reader one"), short), "rw-records")
+	r2 := rwlock.New(env.Client(t, redisync.WithLabel("reader two"), short), "rw-records")
+	quiet := rwlock.New(env.Client(t, redisync.WithHolderInfo(false), short), "rw-records")
 	require.NoError(t, r1.RLock(ctx))
 	require.NoError(t, r2.RLock(ctx))
 	require.NoError(t, r2.RLock(ctx)) // re-entry keeps the record
 	require.NoError(t, quiet.RLock(ctx))
+	locktest.AwaitRecord(t, env.RC, "rw-records", r1.Owner(), 10*time.Second)
+	locktest.AwaitRecord(t, env.RC, "rw-records", r2.Owner(), 10*time.Second)
 	assert.Equal(t, map[string]string{"read " + r1.Owner(): "reader one", "read " + r2.Owner(): "reader two",
 		"read " + quiet.Owner(): "<none>"}, labels(r1))
 	require.NoError(t, r1.RUnlock(ctx))
@@ -584,9 +620,11 @@ func TestRWLockRecordsEachReaderAndTheWriter(t *testing.T) {
 	assert.False(t, env.Exists(t, side), "the last recorded reader's record stayed")
 	require.NoError(t, quiet.RUnlock(ctx))
 
-	w := rwlock.New(env.Client(t, redisync.WithLabel("writer")), "rw-records", rwlock.WithReentrant())
+	w := rwlock.New(env.Client(t, redisync.WithLabel("writer"), short), "rw-records", rwlock.WithReentrant())
 	require.NoError(t, w.Lock(ctx))
 	require.NoError(t, w.RLock(ctx)) // a writer may read
+	locktest.AwaitRecord(t, env.RC, "rw-records", w.Owner()+":write", 10*time.Second)
+	locktest.AwaitRecord(t, env.RC, "rw-records", w.Owner(), 10*time.Second)
 	assert.Equal(t, map[string]string{"write " + w.Owner(): "writer", "read " + w.Owner(): "writer"}, labels(w))
 	require.NoError(t, w.Unlock(ctx)) // downgrade: the read hold stays
 	assert.Equal(t, map[string]string{"read " + w.Owner(): "writer"}, labels(w))
@@ -638,7 +676,7 @@ func TestHolderInfoOnACluster(t *testing.T) {
 func TestRecordingAndQuietClientsShareAName(t *testing.T) {
 	env := locktest.Setup(t)
 	ctx := locktest.Bg()
-	loud := env.Client(t, redisync.WithLabel("loud"))
+	loud := env.Client(t, redisync.WithLabel("loud"), redisync.WithWatchdogTimeout(900*time.Millisecond))
 	quiet := env.Client(t, redisync.WithHolderInfo(false))
 
 	s := semaphore.New(loud, "mixed-sem", 3)
@@ -646,6 +684,7 @@ func TestRecordingAndQuietClientsShareAName(t *testing.T) {
 	require.NoError(t, err)
 	p2, err := semaphore.New(quiet, "mixed-sem", 3).Acquire(ctx, 2)
 	require.NoError(t, err)
+	locktest.AwaitRecord(t, env.RC, "mixed-sem", p1.ID(), 10*time.Second)
 	hs, err := s.Holders(ctx)
 	require.NoError(t, err)
 	require.Len(t, hs, 2)

@@ -145,8 +145,10 @@ func TestRenewalRedlockBatchesPerNode(t *testing.T) {
 		assert.Positive(t, calls, "node %d renewed", i)
 		assert.LessOrEqual(t, calls, limit, "node %d: script calls for %d holds over %v", i, n, elapsed)
 		// +2: the first round meets an empty script cache (NOSCRIPT, then
-		// EVALSHA and EVAL again inside rueidis's Exec).
-		assert.LessOrEqual(t, calls, int64(renewed+failed)+2, "node %d: one call per round", i)
+		// EVALSHA and EVAL again inside rueidis's Exec); +2 more: the
+		// holds' first renewal writes their holder records in one call of
+		// holder_record.lua, which meets an empty cache too.
+		assert.LessOrEqual(t, calls, int64(renewed+failed)+4, "node %d: one call per round", i)
 	}
 	for _, mu := range mus {
 		require.NoError(t, mu.Unlock(bg))

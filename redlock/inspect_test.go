@@ -9,15 +9,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/internal/locktest"
 	"github.com/redisync/redisync/internal/redistest"
 )
 
 // Inspection is a quorum view: a value holds the lock when a majority of
 // the nodes carry it; a dead node counts for nobody.
 func TestInspectionIsAQuorumView(t *testing.T) {
-	ms := startMasters(t, 3, redisync.WithLabel("quorum"))
+	// The holder record comes with the first renewal, a third of the lease
+	// after the grant.
+	ms := startMasters(t, 3, redisync.WithLabel("quorum"), redisync.WithWatchdogTimeout(1500*time.Millisecond))
 	m := New(ms.clients, "inspect:quorum")
 	require.NoError(t, m.Lock(bg()))
+	for _, rc := range ms.raw {
+		locktest.AwaitRecord(t, rc, "inspect:quorum", m.holdValue(), 10*time.Second)
+	}
 
 	hs, err := m.Holders(bg())
 	require.NoError(t, err)
@@ -64,9 +70,13 @@ func TestInspectionIsAQuorumView(t *testing.T) {
 func TestOnlyHoldersReadsTheHolderRecord(t *testing.T) {
 	ms := startMasters(t, 3, redisync.WithLabel("records"))
 	// A fixed lease: no renewal runs a script (whose calls commandstats
-	// would count) while the test counts.
-	m := New(ms.clients, "inspect:records", WithLease(time.Minute))
+	// would count) while the test counts, once the watchdog's timer wrote
+	// the record (a third of the lease after the grant).
+	m := New(ms.clients, "inspect:records", WithLease(4500*time.Millisecond))
 	require.NoError(t, m.Lock(bg()))
+	for _, rc := range ms.raw {
+		locktest.AwaitRecord(t, rc, "inspect:records", m.holdValue(), 10*time.Second)
+	}
 	defer func() { require.NoError(t, m.Unlock(bg())) }()
 	reads := func() (hget, hgetall int64) {
 		for _, rc := range ms.raw {

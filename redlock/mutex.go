@@ -133,7 +133,7 @@ func New(clients []*redisync.Client, name string, opts ...Option) *Mutex {
 		LocalCount:  true, // the nodes keep no count: re-entry is local
 		Release:     m.releaseHold,
 		Renewer:     renewerOf,
-		RenewTarget: func(uint64) any { return &renewTarget{m: m, value: m.holdValue()} },
+		RenewTarget: func(uint64) any { return m.renewTarget() },
 		Observed:    obs.Target{Primitive: "redlock", Name: name},
 	})
 	return m
@@ -452,7 +452,7 @@ func (m *Mutex) releaseHold(ctx context.Context, a scripts.ReleaseArgs) (scripts
 		// handle's to release, and such an Unlock is ErrNotHeld.
 		return scripts.Released{}, nil
 	}
-	errs, rest := m.release(ctx, m.nodes.all(), m.holdValue(), m.releaseWait())
+	errs, rest := m.releaseKeys(ctx, m.nodes.all(), m.holdValue(), m.releaseWait(), !a.Unrecorded)
 	m.awaitLate(rest)
 	for _, err := range errs {
 		if err == nil {

@@ -26,8 +26,19 @@ func (m *Mutex) releaseWait() time.Duration { return max(m.nodeTimeout, minRelea
 // those replies (see awaitLate). A late release deletes nothing but the
 // key of the round value names, so nothing else waits for it.
 func (m *Mutex) release(ctx context.Context, idx []int, value string, wait time.Duration) (errs []error, rest func()) {
+	return m.releaseKeys(ctx, idx, value, wait, true)
+}
+
+// releaseKeys is release; with records false the nodes' scripts are given
+// no holder-info hash (the hold wrote no record: scripts.ReleaseArgs'
+// Unrecorded).
+func (m *Mutex) releaseKeys(ctx context.Context, idx []int, value string, wait time.Duration, records bool) (errs []error, rest func()) {
 	f := sendKept(ctx, m.e0, m.nodes, idx, m.nodeTimeout, func(ctx context.Context, n *node) (bool, error) {
-		return scripts.RedlockRelease(ctx, n.e.RC, &n.keys, value)
+		k := n.keys
+		if !records {
+			k.Info = ""
+		}
+		return scripts.RedlockRelease(ctx, n.e.RC, &k, value)
 	})
 	// A stall of this process is not charged to the nodes (see nodeWait),
 	// up to four times wait in all.

@@ -31,7 +31,30 @@ var renewerOf = renewer{}
 type renewTarget struct {
 	m     *Mutex
 	value string
+	nodes []*engine.RenewTarget // the hold on each of m.nodes, kept across rounds
 }
+
+// renewTarget is the target of a hold granted now.
+func (m *Mutex) renewTarget() *renewTarget {
+	rt := &renewTarget{m: m, value: m.holdValue(), nodes: make([]*engine.RenewTarget, len(m.nodes))}
+	for i, n := range m.nodes {
+		rt.nodes[i] = &engine.RenewTarget{
+			Item:    scripts.RenewItem{Key: n.keys.Lock, Owner: rt.value, Info: n.keys.Info},
+			LeaseMs: m.leaseMs,
+		}
+	}
+	return rt
+}
+
+// NoteGrant implements engine.Granted.
+func (rt *renewTarget) NoteGrant(sent time.Time, fixed bool) {
+	for _, t := range rt.nodes {
+		t.NoteGrant(sent, fixed)
+	}
+}
+
+// RecordTargets implements engine.Recorded.
+func (rt *renewTarget) RecordTargets() []*engine.RenewTarget { return rt.nodes }
 
 var errUndecided = errors.New("redlock: renewal not confirmed by a quorum yet")
 
@@ -41,15 +64,7 @@ type vote struct {
 }
 
 func (rn renewer) Renew(ctx context.Context, leases []*watchdog.Lease) []watchdog.Result {
-	out := rn.renew(ctx, leases, nil)
-	if engine.RenewBatchErrFailsAll {
-		for _, r := range out {
-			if r.Status == watchdog.Unknown {
-				return watchdog.Unknowns(len(leases), errUndecided)
-			}
-		}
-	}
-	return out
+	return rn.renew(ctx, leases, nil)
 }
 
 // RenewEach implements watchdog.StreamRenewer: a hold is reported as soon as
@@ -57,13 +72,6 @@ func (rn renewer) Renew(ctx context.Context, leases []*watchdog.Lease) []watchdo
 // that no quorum can), so a stalled node, waited for up to four node
 // timeouts, delays only the holds still waiting for its vote.
 func (rn renewer) RenewEach(ctx context.Context, leases []*watchdog.Lease, report func(int, watchdog.Result)) {
-	if engine.RenewBatchErrFailsAll || engine.RenewRoundWait {
-		// The mutants judge the batch as a whole: results at its end.
-		for i, r := range rn.Renew(ctx, leases) {
-			report(i, r)
-		}
-		return
-	}
 	rn.renew(ctx, leases, report)
 }
 
@@ -99,12 +107,7 @@ func (renewer) renew(ctx context.Context, leases []*watchdog.Lease, report func(
 		defer cancel()
 		targets := make([]*engine.RenewTarget, len(vs))
 		for t, v := range vs {
-			rt := leases[v.lease].Target.(*renewTarget)
-			m := rt.m
-			targets[t] = &engine.RenewTarget{
-				Item:    scripts.RenewItem{Key: m.nodes[v.node].keys.Lock, Owner: rt.value, Info: m.nodes[v.node].keys.Info},
-				LeaseMs: m.leaseMs,
-			}
+			targets[t] = leases[v.lease].Target.(*renewTarget).nodes[v.node]
 		}
 		sent := time.Now()
 		res := engine.RenewOn(nctx, e, scripts.RedlockRenewBatch, targets)

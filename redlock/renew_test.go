@@ -18,7 +18,8 @@ import (
 // timeouts) runs out. Before, the renewer waited for every node of the
 // batch before reporting any hold, so a hold near its deadline in a batch
 // with a stalled node was confirmed only at the end of that wait, or lost.
-// With -tags mutant_renew_round_wait the report comes at the end again.
+// With internal/teeth/mutants/mutant_renew_round_wait_redlock.mutant the
+// report comes at the end again.
 func TestRenewalReportsAHoldOnceAQuorumAnswered(t *testing.T) {
 	ms := startMasters(t, 3)
 	const nodeTimeout = 500 * time.Millisecond // the paused node is waited for 2 s
@@ -28,7 +29,7 @@ func TestRenewalReportsAHoldOnceAQuorumAnswered(t *testing.T) {
 	t.Cleanup(ms.srv[2].Resume) // before the Unlock above: it runs first
 	ms.srv[2].Pause()
 
-	lease := &watchdog.Lease{TTL: m.lease, Target: &renewTarget{m: m, value: m.holdValue()}}
+	lease := &watchdog.Lease{TTL: m.lease, Target: m.renewTarget()}
 	var mu sync.Mutex
 	var at time.Duration
 	var got watchdog.Result

@@ -114,8 +114,12 @@ func (p *Permit) attempt(ctx context.Context, waitMs string) (bool, time.Duratio
 // is unique to this acquisition, so "released" and "already gone" are all
 // there is to tell: a resend after a lost reply that finds it gone is the
 // first send's work (hold judges that by the count, 1 before and 0 after).
-func (p *Permit) release(ctx context.Context, _ scripts.ReleaseArgs) (scripts.Released, error) {
-	r, err := scripts.SemRelease(ctx, p.s.e.RC, &p.s.keys, p.id, p.s.e.Publish)
+func (p *Permit) release(ctx context.Context, a scripts.ReleaseArgs) (scripts.Released, error) {
+	k := &p.s.keys
+	if a.Unrecorded {
+		k = k.Unrecorded()
+	}
+	r, err := scripts.SemRelease(ctx, p.s.e.RC, k, p.id, p.s.e.Publish)
 	return scripts.Released{Acted: r == scripts.SemReleased}, err
 }
 

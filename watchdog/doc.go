@@ -11,12 +11,17 @@
 //   - deadline: confirmed + TTL − drift (drift = TTL/100 + 2 ms), the last
 //     moment the hold can still be trusted without a new confirmation.
 //
-// One goroutine sleeps until the earliest due time or deadline. When it wakes
-// it collects every lease due within the next TTL/6 — so holds taken at
-// different moments ride in the same batch — groups them by Renewer, and hands
-// each group to its Renewer in one call (for rlock: one multi-key script per
-// hash slot, pipelined on each node's connection; for redlock: one script
-// call per node, the nodes in parallel). Each renewal is scheduled from the time
+// One goroutine sleeps until the earliest due time or deadline. Leases
+// waiting for a renewal sit in a heap by due time, and those whose deadline
+// can come first (in flight, in backoff, Fixed) in a heap by deadline, so a
+// wake-up looks only at the fronts, never at every lease. When a lease is
+// due, the round it starts also takes the leases due within the next TTL/6,
+// up to 4,096 of them — so holds taken at different moments ride in the same
+// batch, while a million holds are renewed in rounds that follow their due
+// times instead of one burst sent early — groups them by Renewer, and hands
+// each group to its Renewer in one call (for rlock: multi-key scripts of up
+// to 256 holds per hash slot, pipelined on each node's connection; for
+// redlock: one script call per node, the nodes in parallel). Each renewal is scheduled from the time
 // its request was sent, never by resetting a timer after the reply, so a slow
 // reply cannot push the schedule past the lease.
 //
@@ -68,7 +73,9 @@
 //
 // Loss is reported through the lease's OnLost callback, exactly once, and
 // never after Remove returned. A Fixed lease is never renewed: it only
-// reports loss at its deadline (a fixed-lease hold that outlives its lease).
+// reports loss at its deadline (a fixed-lease hold that outlives its lease);
+// it is handed to its Renewer once, a third of its lease after the grant,
+// for its holder record (redisync.HolderInfo), whose outcome is not judged.
 //
 // The engine knows nothing about lock kinds: a Renewer does the I/O. It lives
 // in internal/watchdog and exports nothing here: a Client owns one, and every

@@ -202,7 +202,7 @@ func TestSemRunLimitsConcurrency(t *testing.T) {
 }
 
 func TestInspectShowsEveryKind(t *testing.T) {
-	e := locktest.Setup(t)
+	e := locktest.Setup(t, redisync.WithWatchdogTimeout(1500*time.Millisecond))
 	bg := locktest.Bg()
 	inspectJSON := func(name string) inspection {
 		t.Helper()
@@ -218,6 +218,7 @@ func TestInspectShowsEveryKind(t *testing.T) {
 	m := rlock.New(e.C, "i:lock", rlock.WithOwner("inspect-owner"))
 	require.NoError(t, m.Lock(bg))
 	require.NoError(t, m.Lock(bg))
+	awaitRecords(t, e, "i:lock", 1)
 	got := inspectJSON("i:lock")
 	assert.Equal(t, "lock", got.Kind)
 	require.Len(t, got.Holders, 1)

@@ -17,11 +17,13 @@ import (
 	"github.com/redisync/redisync/internal/locktest"
 )
 
-// startRun starts `redisync run [flags] NAME -- sleep 60` and returns it once
-// it holds the lock; it is stopped (SIGTERM, forwarded to sleep) at cleanup.
+// startRun starts `redisync run --lease 1500ms [flags] NAME -- sleep 60` and
+// returns it once it holds the lock and its holder record is written (with
+// the first renewal, a third of the lease after the grant); it is stopped
+// (SIGTERM, forwarded to sleep) at cleanup.
 func startRun(t *testing.T, e *locktest.Env, name string, flags ...string) *exec.Cmd {
 	t.Helper()
-	args := append(append([]string{"run"}, flags...), name, "--", "sleep", "60")
+	args := append(append([]string{"run", "--lease", "1500ms"}, flags...), name, "--", "sleep", "60")
 	cmd := command(e, args...)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
@@ -29,7 +31,27 @@ func startRun(t *testing.T, e *locktest.Env, name string, flags ...string) *exec
 		_ = cmd.Wait()
 	})
 	locktest.Eventually(t, 20*time.Second, func() bool { return e.Exists(t, name) }, "run took the lock")
+	locktest.AwaitAnyRecord(t, e.RC, name, 20*time.Second)
 	return cmd
+}
+
+// awaitRecords waits until inspect --json shows a record for each of the
+// holders of name (holds record themselves with their first renewal).
+func awaitRecords(t *testing.T, e *locktest.Env, name string, holders int) {
+	t.Helper()
+	locktest.Eventually(t, 20*time.Second, func() bool {
+		r := cli(t, e, "", "inspect", "--json", name)
+		var got inspection
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &got) != nil || len(got.Holders) != holders {
+			return false
+		}
+		for _, h := range got.Holders {
+			if h.Info == nil {
+				return false
+			}
+		}
+		return true
+	}, "the holders of "+name+" show their records")
 }
 
 // The command records who holds a lock (issue 14: "operators cannot tell
@@ -117,7 +139,7 @@ func TestHostileHolderInfoIsEscaped(t *testing.T) {
 
 func TestSemRunRecordsItsLabel(t *testing.T) {
 	e := locktest.Setup(t)
-	cmd := command(e, "sem", "run", "--permits", "2", "--label", "transcode worker", "who:pool", "--", "sleep", "60")
+	cmd := command(e, "sem", "run", "--permits", "2", "--lease", "1500ms", "--label", "transcode worker", "who:pool", "--", "sleep", "60")
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
@@ -127,8 +149,8 @@ func TestSemRunRecordsItsLabel(t *testing.T) {
 	locktest.Eventually(t, 20*time.Second, func() bool {
 		r := cli(t, e, "", "inspect", "--json", "who:pool")
 		got = inspection{}
-		return r.code == 0 && json.Unmarshal([]byte(r.stdout), &got) == nil && len(got.Holders) == 1
-	}, "sem run holds a permit")
+		return r.code == 0 && json.Unmarshal([]byte(r.stdout), &got) == nil && len(got.Holders) == 1 && got.Holders[0].Info != nil
+	}, "sem run holds a permit, with its record")
 	require.NotNil(t, got.Holders[0].Info)
 	assert.Equal(t, "transcode worker", got.Holders[0].Info.Label)
 	assert.Equal(t, cmd.Process.Pid, got.Holders[0].Info.PID)

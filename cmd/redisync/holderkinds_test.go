@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,7 +31,7 @@ import (
 func TestEveryKindShowsWhoHoldsItInTheCommand(t *testing.T) {
 	const evil = "nightly \r\x1b[2K nothing is held\u202e"
 	const shown = `nightly \r\x1b[2K nothing is held\u202e`
-	e := locktest.Setup(t, redisync.WithLabel(evil))
+	e := locktest.Setup(t, redisync.WithLabel(evil), redisync.WithWatchdogTimeout(1500*time.Millisecond))
 	ctx := locktest.Bg()
 	pid := strconv.Itoa(os.Getpid())
 	cases := []struct {
@@ -62,6 +63,9 @@ func TestEveryKindShowsWhoHoldsItInTheCommand(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.names[0], func(t *testing.T) {
 			c.take(t, c.names)
+			for _, name := range c.names {
+				awaitRecords(t, e, name, c.holders)
+			}
 			for _, name := range c.names {
 				r := cli(t, e, "", "inspect", "--json", name)
 				require.Equal(t, 0, r.code, r.stderr)

@@ -77,7 +77,8 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 Shows what is held under NAME: the kind of lock (rlock, fairlock, rwlock,
 semaphore, or a Redlock's key on this server: run it against each node), the holders with their hold counts, remaining leases, who took
 each hold where it was recorded (host, pid, program, how long ago, --label
-of 'run'), the fencing token, the queue of a fair lock or semaphore, the readers and writer
+of 'run'; a hold records that with its first renewal, a third of its lease
+after the grant: before then it shows none), the fencing token, the queue of a fair lock or semaphore, the readers and writer
 of a read-write lock, and a semaphore's capacity and permits. It only reads.
 A fair lock without waiters has the rlock layout and is shown as "lock".`, stdout, stderr)
 	conn := addConnFlags(fs.FlagSet, false)

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,10 +21,11 @@ import (
 // refuses every command queued in a MULTI then: "holder records not shown:
 // ... EXECABORT Transaction discarded because of previous errors".)
 func TestInspectShowsHolderRecordsUnderOOM(t *testing.T) {
-	e := locktest.Setup(t)
+	e := locktest.Setup(t, redisync.WithWatchdogTimeout(1500*time.Millisecond))
 	startRun(t, e, "oom:nightly", "--label", "nightly under oom")
 	rl := redlock.New([]*redisync.Client{e.C}, "oom:redlock")
 	require.NoError(t, rl.Lock(locktest.Bg()))
+	awaitRecords(t, e, "oom:redlock", 1) // the records come before the memory runs out
 	redistest.ExhaustMemory(t, e.RC)
 
 	labels := map[string]string{"oom:nightly": "nightly under oom", "oom:redlock": ""}

@@ -14,6 +14,7 @@ import (
 	"github.com/redisync/redisync/fairlock"
 	"github.com/redisync/redisync/internal/errs"
 	"github.com/redisync/redisync/internal/keys"
+	"github.com/redisync/redisync/internal/locktest"
 	"github.com/redisync/redisync/internal/redistest"
 	"github.com/redisync/redisync/redlock"
 )
@@ -65,8 +66,13 @@ func TestQueueAndRedlockReadsAnswerUnderOOM(t *testing.T) {
 		require.Eventually(t, func() bool { q, err := holder.Queue(bg); return err == nil && len(q) == 1 }, 20*time.Second,
 			10*time.Millisecond, "the waiter queued")
 	}
-	rl := redlock.New([]*redisync.Client{c}, "oomq:redlock")
+	// The Redlock's holder record comes with its first renewal, a third of
+	// its lease after the grant, before the memory runs out.
+	short := redisync.New(rc, redisync.WithWatchdogTimeout(1500*time.Millisecond))
+	defer short.Close()
+	rl := redlock.New([]*redisync.Client{short}, "oomq:redlock")
 	require.NoError(t, rl.Lock(bg))
+	locktest.AwaitAnyRecord(t, rc, "oomq:redlock", 20*time.Second)
 	// Keys of another type under a queue's name and a Redlock's.
 	wrongQueue, _ := keys.Derived(keys.FairQueuePrefix, "oomq:wrong")
 	redistest.Do(t, rc, "SET", wrongQueue, "user data", "PX", "600000")

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -43,6 +44,22 @@ type BatchRenewer struct {
 type RenewTarget struct {
 	Item    scripts.RenewItem
 	LeaseMs string
+	// Fixed marks a fixed lease: the watchdog hands it over once, a third
+	// of its lease after the grant, for its holder record only (see
+	// RecordHolders); it is never extended.
+	Fixed bool
+	// Granted is when the hold was granted (its acquire's send time): its
+	// record's start.
+	Granted time.Time
+
+	// Owned by the renewal round that carries the target (one at a time).
+	recorded   time.Time // when its record was last written; zero: never
+	recordNext time.Time // when a renewal writes it again
+	// recordRetry: the last record write got no answer; due again.
+	recordRetry atomic.Bool
+	// recordedAt is recorded for readers outside the round (a release):
+	// unix ns of the first record write that got an answer, 0 for none.
+	recordedAt atomic.Int64
 }
 
 // Renew implements watchdog.Renewer.
@@ -53,13 +70,6 @@ func (r *BatchRenewer) Renew(ctx context.Context, leases []*watchdog.Lease) []wa
 // RenewEach implements watchdog.StreamRenewer: each part of the round (see
 // RenewOn) reports its holds when its replies are in.
 func (r *BatchRenewer) RenewEach(ctx context.Context, leases []*watchdog.Lease, report func(int, watchdog.Result)) {
-	if batchErrFailsAll || RenewRoundWait {
-		// The mutants judge the round as a whole: results at its end.
-		for i, res := range r.renew(ctx, leases, nil) {
-			report(i, res)
-		}
-		return
-	}
 	r.renew(ctx, leases, report)
 }
 
@@ -97,6 +107,7 @@ func RenewOn(ctx context.Context, e *Engine, script *scripts.RenewScript, target
 type renewCall struct {
 	leaseMs string
 	slot    uint16
+	fixed   bool  // fixed leases: no renewal, only their records
 	idx     []int // indexes into the round's targets
 }
 
@@ -106,28 +117,56 @@ func renewOn(ctx context.Context, e *Engine, script *scripts.RenewScript, target
 	type group struct {
 		leaseMs string
 		slot    uint16
+		fixed   bool
 	}
-	groups := map[group][]int{}
-	var order []group // deterministic command order
+	// Groups in order of first appearance (a deterministic command order);
+	// a single server has one or a few (one per lease length), found by a
+	// look along the list, a Cluster one per slot, found in a map.
+	var order []group
+	var idxs [][]int
+	var bySlot map[group]int
+	if e.Cluster {
+		bySlot = map[group]int{}
+	}
 	for i, t := range targets {
-		g := group{leaseMs: t.LeaseMs}
+		g := group{leaseMs: t.LeaseMs, fixed: t.Fixed}
+		k := -1
 		if e.Cluster {
 			g.slot = keys.Slot(t.Item.Key)
+			if j, ok := bySlot[g]; ok {
+				k = j
+			}
+		} else {
+			for j := range order {
+				if order[j] == g {
+					k = j
+					break
+				}
+			}
 		}
-		if _, ok := groups[g]; !ok {
+		if k < 0 {
+			k = len(order)
 			order = append(order, g)
+			var idx []int
+			if !e.Cluster {
+				idx = make([]int, 0, len(targets)/(k+1))
+			}
+			idxs = append(idxs, idx)
+			if e.Cluster {
+				bySlot[g] = k
+			}
 		}
-		groups[g] = append(groups[g], i)
+		idxs[k] = append(idxs[k], i)
 	}
 	var calls []renewCall
-	for _, g := range order {
-		idx := groups[g]
+	for k, g := range order {
+		idx := idxs[k]
 		for start := 0; start < len(idx); start += MaxRenewBatch {
-			calls = append(calls, renewCall{leaseMs: g.leaseMs, slot: g.slot, idx: idx[start:min(start+MaxRenewBatch, len(idx))]})
+			calls = append(calls, renewCall{leaseMs: g.leaseMs, slot: g.slot, fixed: g.fixed, idx: idx[start:min(start+MaxRenewBatch, len(idx))]})
 		}
 	}
 	out := make([]watchdog.Result, len(targets))
-	if !e.Cluster || RenewRoundWait {
+	if !e.Cluster {
 		runRenewCalls(ctx, e, script, targets, calls, out, report)
 	} else {
 		var wg sync.WaitGroup
@@ -139,13 +178,6 @@ func renewOn(ctx context.Context, e *Engine, script *scripts.RenewScript, target
 			}()
 		}
 		wg.Wait()
-	}
-	if batchErrFailsAll {
-		for _, r := range out {
-			if r.Status == watchdog.Unknown {
-				return watchdog.Unknowns(len(out), r.Err)
-			}
-		}
 	}
 	return out
 }
@@ -175,24 +207,70 @@ func splitBySlot(calls []renewCall) [][]renewCall {
 
 // runRenewCalls sends calls in one DoMulti, sends the calls that met
 // NOSCRIPT again as EVAL (which loads the script) in one more, and fills
-// out (and reports) the results of their targets.
+// out (and reports) the results of their targets. Then it writes the
+// holder records that are due (RecordHolders), after the report: a record
+// never delays a confirmation.
 func runRenewCalls(ctx context.Context, e *Engine, script *scripts.RenewScript, targets []*RenewTarget, calls []renewCall, out []watchdog.Result, report func(int, watchdog.Result)) {
-	cmds := make(rueidis.Commands, len(calls))
+	sent := time.Now()
+	var cmds rueidis.Commands
+	var sentCalls []int // indexes into calls of the commands in cmds
 	for i, c := range calls {
-		cmds[i] = script.Command(e.RC, c.leaseMs, items(targets, c.idx))
+		if c.fixed {
+			for _, k := range c.idx {
+				out[k] = watchdog.Result{Status: watchdog.Alive} // not renewed: nothing to judge
+			}
+			continue
+		}
+		cmds = append(cmds, script.Command(e.RC, c.leaseMs, len(c.idx), c.item(targets)))
+		sentCalls = append(sentCalls, i)
 	}
-	slotKey := "" // the SCRIPT LOAD that learns the script's digest goes with the first call
-	if len(calls) > 0 {
-		slotKey = targets[calls[0].idx[0]].Item.Key
+	if len(cmds) > 0 {
+		// The SCRIPT LOAD that learns the script's digest goes with the
+		// first call, to its slot's node.
+		slotKey := targets[calls[sentCalls[0]].idx[0]].Item.Key
+		multi := func(cmds ...rueidis.Completed) []rueidis.RedisResult {
+			return script.DoMulti(ctx, e.RC, slotKey, cmds...)
+		}
+		replies := doScripts(ctx, e, multi, cmds, func(j int) rueidis.Completed {
+			c := &calls[sentCalls[j]]
+			return script.EvalCommand(e.RC, c.leaseMs, len(c.idx), c.item(targets))
+		})
+		for j, res := range replies {
+			idx := calls[sentCalls[j]].idx
+			alive, err := scripts.ParseRenew(res, len(idx))
+			for i, k := range idx {
+				switch {
+				case err != nil:
+					out[k] = watchdog.Result{Status: watchdog.Unknown, Err: err}
+				case alive[i]:
+					out[k] = watchdog.Result{Status: watchdog.Alive}
+				default:
+					out[k] = watchdog.Result{Status: watchdog.Gone}
+				}
+			}
+		}
 	}
-	replies := script.DoMulti(ctx, e.RC, slotKey, cmds...)
-	// Script cache flushed (restart, SCRIPT FLUSH) or never loaded: the
-	// commands that met NOSCRIPT go again as EVAL.
+	records := e.planRecords(targets, calls, out, sent)
+	if report != nil {
+		for _, c := range calls {
+			for _, k := range c.idx {
+				report(k, out[k])
+			}
+		}
+	}
+	e.sendRecords(ctx, records)
+}
+
+// doScripts sends cmds in one multi (a script's DoMulti, which learns its
+// digest), and the commands that met NOSCRIPT (script cache flushed by a
+// restart or SCRIPT FLUSH, or never loaded) again as eval(i) in one more.
+func doScripts(ctx context.Context, e *Engine, multi func(...rueidis.Completed) []rueidis.RedisResult, cmds rueidis.Commands, eval func(i int) rueidis.Completed) []rueidis.RedisResult {
+	replies := multi(cmds...)
 	var evals rueidis.Commands
 	var again []int
 	for i, res := range replies {
 		if scripts.IsNoScript(res.Error()) {
-			evals = append(evals, script.EvalCommand(e.RC, calls[i].leaseMs, items(targets, calls[i].idx)))
+			evals = append(evals, eval(i))
 			again = append(again, i)
 		}
 	}
@@ -201,27 +279,7 @@ func runRenewCalls(ctx context.Context, e *Engine, script *scripts.RenewScript, 
 			replies[again[k]] = res
 		}
 	}
-	for i, res := range replies {
-		idx := calls[i].idx
-		alive, err := scripts.ParseRenew(res, len(idx))
-		for j, k := range idx {
-			switch {
-			case err != nil:
-				out[k] = watchdog.Result{Status: watchdog.Unknown, Err: err}
-			case alive[j]:
-				out[k] = watchdog.Result{Status: watchdog.Alive}
-			default:
-				out[k] = watchdog.Result{Status: watchdog.Gone}
-			}
-		}
-	}
-	if report != nil {
-		for _, c := range calls {
-			for _, k := range c.idx {
-				report(k, out[k])
-			}
-		}
-	}
+	return replies
 }
 
 // ObserveRenewal reports one renewal round of a layout: a Renewed event
@@ -257,12 +315,9 @@ func (e *Engine) ObserveRenewal(layout string, results []watchdog.Result, latenc
 // (a Cluster with a node down fails one command per slot, all alike).
 const maxReportedErrors = 3
 
-func items(targets []*RenewTarget, idx []int) []scripts.RenewItem {
-	out := make([]scripts.RenewItem, len(idx))
-	for i, k := range idx {
-		out[i] = targets[k].Item
-	}
-	return out
+// item returns the call's i-th hold among the round's targets.
+func (c *renewCall) item(targets []*RenewTarget) func(int) *scripts.RenewItem {
+	return func(i int) *scripts.RenewItem { return &targets[c.idx[i]].Item }
 }
 
 // Millis formats a duration as the decimal milliseconds scripts expect.

@@ -289,9 +289,13 @@ func (h *Hold) granted(res scripts.Acquired, sent time.Time) error {
 		w.Confirm(h.renewal, sent)
 		return nil
 	}
-	l := &watchdog.Lease{TTL: h.cfg.Lease, Fixed: h.cfg.Fixed, Target: h.cfg.RenewTarget(res.Token)}
-	if !h.cfg.Fixed {
-		l.Renewer = h.cfg.Renewer
+	target := h.cfg.RenewTarget(res.Token)
+	l := &watchdog.Lease{TTL: h.cfg.Lease, Fixed: h.cfg.Fixed, Target: target}
+	if g, ok := target.(engine.Granted); ok {
+		g.NoteGrant(sent, h.cfg.Fixed)
+	}
+	if !h.cfg.Fixed || h.cfg.Engine.RecordsFor(target) {
+		l.Renewer = h.cfg.Renewer // a fixed lease's: for its holder record only
 	}
 	l.OnLost = func(err error) { h.onLost(l, err) }
 	if err := w.Add(l, sent); err != nil {

@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/internal/engine"
 	"github.com/redisync/redisync/internal/keys"
+	"github.com/redisync/redisync/internal/scripts"
 )
 
 // dataTypes plants a user's value of each Redis type (the last: none).
@@ -173,6 +175,7 @@ func FuzzKeyspace(f *testing.F) {
 				ha.kind, a, ha.owner, hb.kind, hb.owner, err, e.describe(t))
 		}
 		if okA && lockKind(ha.kind) && ha.holders != nil && !contains(ha.keys, planted) {
+			recordNow(t, ca, ha)
 			checkLabel(t, ha, label)
 		}
 		// Inspection answers what is no lock of its kind with the typed
@@ -288,6 +291,26 @@ func labelled(t *testing.T, e *env, label string) (*redisync.Client, string) {
 	c := redisync.New(e.rc, redisync.WithLabel(label))
 	t.Cleanup(func() { c.Close() })
 	return c, label
+}
+
+// recordNow writes h's holder record as its first renewal would (a third
+// of the lease after the grant; the fuzz target does not wait for it): the
+// script the renewal sends, with c's payload, so that checkLabel reads
+// what the record of a longer hold holds.
+func recordNow(t *testing.T, c *redisync.Client, h *handle) {
+	t.Helper()
+	info, _ := keys.Derived(keys.HolderInfoPrefix, h.name)
+	field := h.owner
+	if h.mode == "write" {
+		field += ":write"
+	}
+	rc := engine.FromClient(c).RC
+	payload := engine.FromClient(c).Config.HolderInfo
+	rec := func(int) scripts.Record { return scripts.Record{Info: info, Field: field} }
+	res := rc.Do(bg(), scripts.HolderRecordEval(rc, payload, "60000", 1, rec))
+	if err := res.Error(); err != nil {
+		t.Fatalf("%v %q: holder record: %v", h.kind, h.name, err)
+	}
 }
 
 // checkLabel fails unless h's hold shows label, byte for byte, among its

@@ -285,3 +285,27 @@ func ShareReentrantHandle(t *testing.T, l Locker, goroutines int, d time.Duratio
 		t.Errorf("%d of %d Unlocks after a nil Lock failed", failed.Load(), cycles.Load())
 	}
 }
+
+// AwaitRecord waits until the holder record of owner field on name is in
+// rc's holder-info hash: holds record who holds them with their first
+// renewal (or, for a fixed lease, the watchdog's timer), a third of the
+// lease after the grant — not at the acquire. within bounds the wait.
+func AwaitRecord(t *testing.T, rc rueidis.Client, name, field string, within time.Duration) {
+	t.Helper()
+	info, _ := keys.Derived(keys.HolderInfoPrefix, name)
+	Eventually(t, within, func() bool {
+		n, err := rc.Do(context.Background(), rc.B().Hexists().Key(info).Field(field).Build()).AsInt64()
+		return err == nil && n == 1
+	}, "no holder record for "+field+" on "+name)
+}
+
+// AwaitAnyRecord is AwaitRecord for whatever field: some hold of name has
+// its record.
+func AwaitAnyRecord(t *testing.T, rc rueidis.Client, name string, within time.Duration) {
+	t.Helper()
+	info, _ := keys.Derived(keys.HolderInfoPrefix, name)
+	Eventually(t, within, func() bool {
+		n, err := rc.Do(context.Background(), rc.B().Exists().Key(info).Build()).AsInt64()
+		return err == nil && n == 1
+	}, "no holder record on "+name)
+}

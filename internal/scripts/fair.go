@@ -51,13 +51,13 @@ func (k *FairKeys) WaiterChannel(owner string) string { return k.Channel + ":" +
 // attempt without joining the queue (TryLock). l is the handle's latch (see
 // LockAcquireLatched).
 func FairAcquireLatched(ctx context.Context, c rueidis.Client, k *FairKeys, leaseMs, owner string, nonReentrant bool, waiterTimeoutMs, publish string, l Latch) (Acquired, error) {
-	args := trimDefaults([]string{leaseMs, owner, flag(nonReentrant), waiterTimeoutMs, publish, l.Field, l.Req, k.Holder}, 5, "", "", "")
-	return parseAcquired(fairAcquire.Exec(ctx, c, k.list(), args))
+	args := trimDefaults([]string{leaseMs, owner, flag(nonReentrant), waiterTimeoutMs, publish, l.Field, l.Req, ""}, 5, "", "", "")
+	return parseAcquired(fairAcquire.Exec(ctx, c, k.unrecorded().list(), args))
 }
 
 // FairReleaseWith runs fair_release.lua with every argument of ReleaseArgs.
 func FairReleaseWith(ctx context.Context, c rueidis.Client, k *FairKeys, owner, leaseMs, publish string, a ReleaseArgs) (Released, error) {
-	return parseReleased(fairRelease.Exec(ctx, c, k.list(), a.argv(owner, leaseMs, publish)))
+	return parseReleased(fairRelease.Exec(ctx, c, k.releasing(a).list(), a.argv(owner, leaseMs, publish)))
 }
 
 // QueueLeave runs queue_leave.lua for the wait queue (queue, heartbeats,
@@ -71,4 +71,21 @@ func QueueLeave(ctx context.Context, c rueidis.Client, queue, heartbeats, channe
 func FairForceUnlock(ctx context.Context, c rueidis.Client, k *FairKeys, publish string) (bool, error) {
 	n, err := fairForce.Exec(ctx, c, k.list(), []string{publish}).AsInt64()
 	return n == 1, err
+}
+
+// releasing is k as release a is given it: without the holder-info hash
+// when the hold wrote no record.
+func (k *FairKeys) releasing(a ReleaseArgs) *FairKeys {
+	if a.Unrecorded {
+		return k.unrecorded()
+	}
+	return k
+}
+
+// unrecorded is k without its holder-info hash: acquires record nothing
+// (holder records come with the first renewal: internal/engine, record.go).
+func (k *FairKeys) unrecorded() *FairKeys {
+	u := *k
+	u.Info = ""
+	return &u
 }

@@ -32,14 +32,14 @@ var (
 // the queue when busy, "0" (TryLock) never joins it; waitMs is the queue's
 // thread wait time.
 func FairRedissonAcquire(ctx context.Context, c rueidis.Client, k *FairKeys, leaseMs, owner string, nonReentrant, queue bool, waitMs, publish string, l Latch) (Acquired, error) {
-	args := []string{leaseMs, owner, flag(nonReentrant), flag(queue), publish, l.Field, l.Req, k.Holder, waitMs}
-	return parseAcquired(fairRedissonAcquire.Exec(ctx, c, k.list(), args))
+	args := []string{leaseMs, owner, flag(nonReentrant), flag(queue), publish, l.Field, l.Req, "", waitMs}
+	return parseAcquired(fairRedissonAcquire.Exec(ctx, c, k.unrecorded().list(), args))
 }
 
 // FairRedissonRelease runs fair_redisson_release.lua (the contract of
 // LockRelease).
 func FairRedissonRelease(ctx context.Context, c rueidis.Client, k *FairKeys, owner, leaseMs, publish string, a ReleaseArgs) (Released, error) {
-	return parseReleased(fairRedissonRelease.Exec(ctx, c, k.list(), a.argv(owner, leaseMs, publish)))
+	return parseReleased(fairRedissonRelease.Exec(ctx, c, k.releasing(a).list(), a.argv(owner, leaseMs, publish)))
 }
 
 // FairRedissonLeave runs fair_redisson_leave.lua: it reports whether owner

@@ -120,7 +120,8 @@ func TestRenewBatchAcrossSlotsLearnsTheDigestOnACluster(t *testing.T) {
 		got, err := LockAcquire(ctx, rc, k, "10000", "o", false)
 		require.NoError(t, err)
 		require.True(t, got.OK)
-		cmds = append(cmds, LockRenew.Command(rc, "10000", []RenewItem{{Key: k.Lock, Owner: "o"}}))
+		it := &RenewItem{Key: k.Lock, Owner: "o"}
+		cmds = append(cmds, LockRenew.Command(rc, "10000", 1, func(int) *RenewItem { return it }))
 	}
 	res := LockRenew.DoMulti(ctx, rc, lockKeys(names[0]).Lock, cmds...)
 	require.Len(t, res, len(names))

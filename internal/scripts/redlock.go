@@ -24,7 +24,7 @@ var (
 	redlockAcquire = newScript(redlockAcquireSrc)
 	redlockFence   = newScript(redlockFenceSrc)
 	redlockRelease = newScript(redlockReleaseSrc)
-	redlockRenew   = newRenewScript(redlockRenewSrc, false).withInfo()
+	redlockRenew   = bareRenewScript(redlockRenewSrc, false)
 	redlockForce   = newScript(redlockForceSrc)
 )
 
@@ -53,7 +53,7 @@ type RedlockGrant struct {
 
 // RedlockAcquire runs redlock_acquire.lua on one node.
 func RedlockAcquire(ctx context.Context, c rueidis.Client, k *RedlockKeys, owner, leaseMs string) (RedlockGrant, error) {
-	vals, err := redlockAcquire.Exec(ctx, c, k.withInfo(k.Lock, k.Counter), []string{owner, leaseMs, k.Holder}).ToArray()
+	vals, err := redlockAcquire.Exec(ctx, c, []string{k.Lock, k.Counter}, []string{owner, leaseMs, ""}).ToArray()
 	if err != nil {
 		return RedlockGrant{}, err
 	}

@@ -1,29 +1,24 @@
 -- redlock_renew: extend many Redlock holds on one node in one call (the
--- watchdog's batch for this node). Runs with lib.lua prepended.
+-- watchdog's batch for this node). It needs no helper, so it runs without a
+-- prelude.
 --
 -- KEYS[i]      lock key of hold i (all in one hash slot on a Cluster node)
--- KEYS[n+i]    holder-info hash of hold i (KEYS[i] again for none), for n
---              holds: extended with the hold (keyspace.lua)
 -- ARGV[1]      lease in milliseconds
 -- ARGV[2i]     owner id of hold i
 -- ARGV[2i+1]   unused ("0"): the value is the owner id alone
 --
 -- Reply: array with 1 for each hold extended and 0 for each hold gone. A
 -- lock is never re-created: a node that lost the key, for example by
--- restarting, does not count for that hold any more. A key that is not a
--- string (overwritten with another type) is not this hold: 0, checked before
--- GET so that one such key cannot abort the batch (WRONGTYPE).
+-- restarting, does not count for that hold any more. GET goes through
+-- pcall: a key that is not a string (overwritten with another type) is not
+-- this hold, and its WRONGTYPE reply makes that hold 0 instead of aborting
+-- the batch.
 local lease = ARGV[1]
 local alive = {}
-local n = (#ARGV - 1) / 2
-for i = 1, n do
+for i = 1, #KEYS do
   local key = KEYS[i]
-  local ok = redis.call('type', key).ok == 'string' and redis.call('get', key) == ARGV[2 * i]
-  if ok then
+  if redis.pcall('get', key) == ARGV[2 * i] then
     redis.call('pexpire', key, lease)
-    if KEYS[n + i] ~= key then
-      info_extend(KEYS[n + i], tonumber(lease))
-    end
     alive[i] = 1
   else
     alive[i] = 0

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 
 	"github.com/redis/rueidis"
 )
@@ -19,30 +20,46 @@ type RenewItem struct {
 	// Phase is, for RWLockRenew, the lock's phase key (its token, see
 	// rwlock_lib.lua).
 	Phase string
-	// Info is the hold's holder-info hash (see redisync.HolderInfo), whose
-	// lease a script that takes it (LockRenew, SemRenew) extends with the
-	// hold's; "": none.
+	// Info is the hold's holder-info hash (see redisync.HolderInfo), where
+	// HolderRecord writes the hold's record; "": none. Renewals do not
+	// touch it.
 	Info string
+
+	tokenArg string // Token in decimal, formatted once
+}
+
+// TokenArg is the item's token as the scripts take it, formatted on first
+// use and kept (an item renewed every few seconds costs no garbage). The
+// watchdog renews an item in one round at a time, so the first use is not
+// shared.
+func (it *RenewItem) TokenArg() string {
+	if it.tokenArg == "" {
+		it.tokenArg = strconv.FormatUint(it.Token, 10)
+	}
+	return it.tokenArg
 }
 
 // RenewScript is a batch renewal script: KEYS are the holds' keys, ARGV[1]
 // the lease, then each hold's arguments.
 type RenewScript struct {
-	src    *source
-	prefix bool // each hold also passes its timeout-key prefix
-	phase  bool // ... and its phase key (rwlock)
-	info   bool // KEYS[n+i] is hold i's holder-info hash (its own key for none)
+	src    *source // assembled at first use (see source)
+	prefix bool    // each hold also passes its timeout-key prefix
+	phase  bool    // ... and its phase key (rwlock)
 }
 
+// newRenewScript is a renewal script that calls helpers of lib.lua.
 func newRenewScript(src string, prefix bool) *RenewScript {
-	return &RenewScript{src: newSource(src, func(src string) string { return withLib(guardKeyType(src)) }), prefix: prefix}
+	return &RenewScript{src: newSource(src, withLib), prefix: prefix}
+}
+
+// bareRenewScript is a renewal script that calls no helper: sent as
+// written, with no prelude to run on each call.
+func bareRenewScript(src string, prefix bool) *RenewScript {
+	return &RenewScript{src: newSource(src, hoistShebang), prefix: prefix}
 }
 
 // withPhase marks a script that takes each hold's phase key after its prefix.
 func (s *RenewScript) withPhase() *RenewScript { s.phase = true; return s }
-
-// withInfo marks a script that takes each hold's holder-info hash.
-func (s *RenewScript) withInfo() *RenewScript { s.info = true; return s }
 
 // The renewal scripts.
 var (
@@ -54,12 +71,13 @@ var (
 	RedlockRenewBatch = redlockRenew
 )
 
-// Command builds one EVALSHA of the script for a batch of holds that share a
-// hash slot (or a single server); an EVAL while the script's digest is not
-// yet known (see DoMulti).
-func (s *RenewScript) Command(c rueidis.Client, leaseMs string, items []RenewItem) rueidis.Completed {
-	keys, args := s.args(leaseMs, items)
-	return s.src.command(c, keys, args)
+// Command builds one EVALSHA of the script for a batch of n holds that
+// share a hash slot (or a single server); item(i) is hold i. An EVAL while
+// the script's digest is not yet known (see DoMulti).
+func (s *RenewScript) Command(c rueidis.Client, leaseMs string, n int, item func(int) *RenewItem) rueidis.Completed {
+	b := s.args(leaseMs, n, item)
+	defer b.free()
+	return s.src.command(c, b.keys, b.args)
 }
 
 // DoMulti sends commands built by Command in one DoMulti; while the
@@ -73,48 +91,48 @@ func (s *RenewScript) DoMulti(ctx context.Context, c rueidis.Client, slotKey str
 // cache lost the script (NOSCRIPT after a restart or SCRIPT FLUSH); EVAL
 // also loads it again. Batches sent together with DoMulti fall back
 // together, in one more round trip.
-func (s *RenewScript) EvalCommand(c rueidis.Client, leaseMs string, items []RenewItem) rueidis.Completed {
-	keys, args := s.args(leaseMs, items)
-	return s.src.eval(c, keys, args)
+func (s *RenewScript) EvalCommand(c rueidis.Client, leaseMs string, n int, item func(int) *RenewItem) rueidis.Completed {
+	b := s.args(leaseMs, n, item)
+	defer b.free()
+	return s.src.eval(c, b.keys, b.args)
 }
 
-// exec runs the script once for items (EVALSHA, EVAL on NOSCRIPT).
-func (s *RenewScript) exec(ctx context.Context, c rueidis.Client, leaseMs string, items []RenewItem) rueidis.RedisResult {
-	keys, args := s.args(leaseMs, items)
-	return s.src.exec(ctx, c, keys, args)
+// exec runs the script once for a batch (EVALSHA, EVAL on NOSCRIPT).
+func (s *RenewScript) exec(ctx context.Context, c rueidis.Client, leaseMs string, n int, item func(int) *RenewItem) rueidis.RedisResult {
+	b := s.args(leaseMs, n, item)
+	defer b.free()
+	return s.src.exec(ctx, c, b.keys, b.args)
 }
 
-func (s *RenewScript) args(leaseMs string, items []RenewItem) (keys, args []string) {
-	per := 2
-	if s.prefix {
-		per = 3
-	}
-	if s.phase {
-		per++
-	}
-	keys = make([]string, len(items))
-	args = make([]string, 1, 1+per*len(items))
-	args[0] = leaseMs
-	if s.info {
-		keys = make([]string, 2*len(items))
-	}
-	for i, it := range items {
-		keys[i] = it.Key
-		if s.info {
-			keys[len(items)+i] = it.Key
-			if it.Info != "" {
-				keys[len(items)+i] = it.Info
-			}
-		}
-		args = append(args, it.Owner, strconv.FormatUint(it.Token, 10))
+// argBuf holds a batch's keys and arguments while its command is built
+// (the builder copies them): reused through argBufs, so a renewal round
+// makes no slices per hold.
+type argBuf struct{ keys, args []string }
+
+var argBufs = sync.Pool{New: func() any { return new(argBuf) }}
+
+func (b *argBuf) free() {
+	clear(b.keys)
+	clear(b.args)
+	b.keys, b.args = b.keys[:0], b.args[:0]
+	argBufs.Put(b)
+}
+
+func (s *RenewScript) args(leaseMs string, n int, item func(int) *RenewItem) *argBuf {
+	b := argBufs.Get().(*argBuf)
+	b.args = append(b.args, leaseMs)
+	for i := range n {
+		it := item(i)
+		b.keys = append(b.keys, it.Key)
+		b.args = append(b.args, it.Owner, it.TokenArg())
 		if s.prefix {
-			args = append(args, it.Prefix)
+			b.args = append(b.args, it.Prefix)
 		}
 		if s.phase {
-			args = append(args, it.Phase)
+			b.args = append(b.args, it.Phase)
 		}
 	}
-	return keys, args
+	return b
 }
 
 // ParseRenew reads a renewal reply: alive[i] for items[i].

@@ -22,7 +22,7 @@ var (
 
 	rlockAcquire     = newScript(rlockAcquireSrc)
 	rlockRelease     = newScript(rlockReleaseSrc)
-	rlockRenew       = newRenewScript(rlockRenewSrc, false).withInfo()
+	rlockRenew       = bareRenewScript(rlockRenewSrc, false)
 	rlockForceUnlock = newScript(rlockForceUnlockSrc)
 	rlockAcquireAll  = newScript(rlockAcquireAllSrc)
 )
@@ -54,8 +54,8 @@ func LockAcquire(ctx context.Context, c rueidis.Client, k *LockKeys, leaseMs, ow
 // LockAcquireLatched is LockAcquire for a handle with a latch (an owner id
 // that several handles may share): the grant is recorded under l.Req.
 func LockAcquireLatched(ctx context.Context, c rueidis.Client, k *LockKeys, leaseMs, owner string, nonReentrant bool, l Latch) (Acquired, error) {
-	args := trimDefaults([]string{leaseMs, owner, flag(nonReentrant), l.Field, l.Req, k.Holder}, 2, "0", "", "", "")
-	return parseAcquired(rlockAcquire.Exec(ctx, c, k.withInfo(k.Lock, k.Token), args))
+	args := trimDefaults([]string{leaseMs, owner, flag(nonReentrant), l.Field, l.Req, ""}, 2, "0", "", "", "")
+	return parseAcquired(rlockAcquire.Exec(ctx, c, []string{k.Lock, k.Token}, args))
 }
 
 // LockRelease runs rlock_release.lua; expected is the hold count the caller
@@ -66,7 +66,11 @@ func LockRelease(ctx context.Context, c rueidis.Client, k *LockKeys, owner, leas
 
 // LockReleaseWith runs rlock_release.lua with every argument of ReleaseArgs.
 func LockReleaseWith(ctx context.Context, c rueidis.Client, k *LockKeys, owner, leaseMs, publish string, a ReleaseArgs) (Released, error) {
-	return parseReleased(rlockRelease.Exec(ctx, c, k.withInfo(k.Lock, k.Channel, k.Token), a.argv(owner, leaseMs, publish)))
+	keys := []string{k.Lock, k.Channel, k.Token}
+	if !a.Unrecorded {
+		keys = k.withInfo(keys...)
+	}
+	return parseReleased(rlockRelease.Exec(ctx, c, keys, a.argv(owner, leaseMs, publish)))
 }
 
 // LockForceUnlock runs rlock_force_unlock.lua: it reports whether a lock was deleted.
@@ -89,12 +93,10 @@ func LockAcquireAll(ctx context.Context, c rueidis.Client, reqs []LockRequest) (
 	keys := make([]string, 0, 3*len(reqs))
 	args := make([]string, 0, 4*len(reqs))
 	for _, r := range reqs {
-		info := r.Keys.Info
-		if info == "" { // a key nothing writes: the script's slots stay uniform
-			info = r.Keys.Token
-		}
-		keys = append(keys, r.Keys.Lock, r.Keys.Token, info)
-		args = append(args, r.LeaseMs, r.Owner, flag(r.NonReentrant), r.Keys.Holder)
+		// The holder-info slot is the token key, which nothing writes there:
+		// holder records come with the first renewal (internal/engine, record.go).
+		keys = append(keys, r.Keys.Lock, r.Keys.Token, r.Keys.Token)
+		args = append(args, r.LeaseMs, r.Owner, flag(r.NonReentrant), "")
 	}
 	res := rlockAcquireAll.Exec(ctx, c, keys, args)
 	if res.Error() != nil {

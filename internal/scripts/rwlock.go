@@ -32,7 +32,7 @@ var (
 	rwWriteAcquire = newScript(withRWLib(rwWriteAcquireSrc))
 	rwWriteRelease = newScript(withRWLib(rwWriteReleaseSrc))
 	rwLeave        = newScript(rwLeaveSrc)
-	rwlockRenew    = newRenewScript(withRWLib(rwRenewSrc), true).withPhase().withInfo()
+	rwlockRenew    = newRenewScript(withRWLib(rwRenewSrc), true).withPhase()
 	rwForceUnlock  = newScript(withRWLib(rwForceUnlockSrc))
 )
 
@@ -71,8 +71,8 @@ func (k *RWKeys) withInfo(keys ...string) []string {
 // RWReadAcquire runs rwlock_read_acquire.lua.
 func RWReadAcquire(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs string, nonReentrant bool) (Acquired, error) {
 	return parseAcquired(rwReadAcquire.Exec(ctx, c,
-		k.withInfo(k.Lock, k.Timeouts, k.Token, k.Writers, k.Phase),
-		trimDefaults([]string{leaseMs, k.Owner, k.WriteField, flag(nonReentrant), k.Holder}, 2, k.Owner+":write", "0", "")))
+		[]string{k.Lock, k.Timeouts, k.Token, k.Writers, k.Phase},
+		trimDefaults([]string{leaseMs, k.Owner, k.WriteField, flag(nonReentrant), ""}, 2, k.Owner+":write", "0", "")))
 }
 
 // RWReadRelease runs rwlock_read_release.lua (the contract of LockRelease;
@@ -80,7 +80,7 @@ func RWReadAcquire(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs str
 // ReleaseAny, with a.Holds, guarded by a.Token against the lock's phase).
 func RWReadRelease(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs string, a ReleaseArgs, publish string) (Released, error) {
 	return parseReleased(rwReadRelease.Exec(ctx, c,
-		k.withInfo(k.Lock, k.Channel, k.Timeouts, k.TimeoutBase, k.Token, k.Phase),
+		a.withInfo(k, k.Lock, k.Channel, k.Timeouts, k.TimeoutBase, k.Token, k.Phase),
 		a.rwArgv(k.Owner, "", publish))) // the lease is unused: read holds keep their own
 }
 
@@ -88,15 +88,15 @@ func RWReadRelease(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs str
 // a busy writer as waiting (writer preference).
 func RWWriteAcquire(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs string, nonReentrant bool, waiterTimeoutMs string) (Acquired, error) {
 	return parseAcquired(rwWriteAcquire.Exec(ctx, c,
-		k.withInfo(k.Lock, k.Token, k.Writers, k.Phase),
-		trimDefaults([]string{leaseMs, k.WriteField, k.Owner, flag(nonReentrant), waiterTimeoutMs, k.Holder}, 2,
+		[]string{k.Lock, k.Token, k.Writers, k.Phase},
+		trimDefaults([]string{leaseMs, k.WriteField, k.Owner, flag(nonReentrant), waiterTimeoutMs, ""}, 2,
 			strings.TrimSuffix(k.WriteField, ":write"), "0", "0", "")))
 }
 
 // RWWriteRelease runs rwlock_write_release.lua (the contract of LockRelease).
 func RWWriteRelease(ctx context.Context, c rueidis.Client, k *RWKeys, leaseMs string, a ReleaseArgs, publish string) (Released, error) {
 	return parseReleased(rwWriteRelease.Exec(ctx, c,
-		k.withInfo(k.Lock, k.Channel, k.Token, k.Phase),
+		a.withInfo(k, k.Lock, k.Channel, k.Token, k.Phase),
 		a.rwArgv(k.WriteField, leaseMs, publish)))
 }
 
@@ -121,4 +121,13 @@ func RWLeave(ctx context.Context, c rueidis.Client, k *RWKeys, publish string) (
 func RWForceUnlock(ctx context.Context, c rueidis.Client, k *RWKeys, publish string) (bool, error) {
 	n, err := rwForceUnlock.Exec(ctx, c, k.withInfo(k.Lock, k.Channel, k.Token, k.Phase), []string{publish}).AsInt64()
 	return n == 1, err
+}
+
+// withInfo is k.withInfo(keys...) for release a: keys alone when the hold
+// wrote no holder record.
+func (a *ReleaseArgs) withInfo(k *RWKeys, keys ...string) []string {
+	if a.Unrecorded {
+		return keys
+	}
+	return k.withInfo(keys...)
 }

@@ -2,8 +2,6 @@
 -- batch). Runs with lib.lua prepended.
 --
 -- KEYS[i]      lock hash of hold i (all in one hash slot on a Cluster), i = 1..n
--- KEYS[n+i]    holder-info hash of hold i (KEYS[i] again for none): its
---              lease is extended with the hold's (keyspace.lua: info_extend)
 -- ARGV[1]      lease in milliseconds
 -- ARGV[4i-2]   field of hold i: "<owner>" for a read hold, "<owner>:write"
 --              for a write hold
@@ -24,8 +22,7 @@
 -- the renewal of every other hold in the batch.
 local lease = tonumber(ARGV[1])
 local alive = {}
-local holds = (#ARGV - 1) / 4
-for i = 1, holds do
+for i = 1, #KEYS do
   local key = KEYS[i]
   local field, token, prefix, phase = ARGV[4 * i - 2], ARGV[4 * i - 1], ARGV[4 * i], ARGV[4 * i + 1]
   local count = 0
@@ -55,12 +52,9 @@ for i = 1, holds do
     end
   end
   if ok then
-    extend(key, lease)
+    redis.call('pexpire', key, lease, 'GT') -- never shortens, never sets one
     if phase_type == 'string' then
       phase_follow(key, phase)
-    end
-    if KEYS[holds + i] ~= key then
-      info_extend(KEYS[holds + i], lease)
     end
     alive[i] = 1
   else

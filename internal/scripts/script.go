@@ -195,6 +195,10 @@ type ReleaseArgs struct {
 	// latch recorded that hold's grant (and Token is that hold's): the
 	// latch field goes with it (see lib.lua, release_hold).
 	Last bool
+	// Unrecorded is set when the hold wrote no holder record (it ended
+	// before its first renewal, or its record was refused): the release is
+	// given no holder-info hash, and costs no look at it.
+	Unrecorded bool
 }
 
 // argv is a release script's ARGV (rlock_release.lua), without the

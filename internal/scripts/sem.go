@@ -24,7 +24,7 @@ var (
 	semAcquire = newScript(semAcquireSrc)
 	semRelease = newScript(semReleaseSrc)
 	semState   = newScript(semStateSrc)
-	semRenew   = newRenewScript(semRenewSrc, true).withInfo()
+	semRenew   = newRenewScript(semRenewSrc, true)
 	semForce   = newScript(semForceSrc)
 )
 
@@ -55,8 +55,8 @@ func (k *SemKeys) WaiterChannel(id string) string { return k.Channel + ":" + id 
 // SemAcquire runs sem_acquire.lua; waiterTimeoutMs "0" makes one attempt
 // without queueing. Acquired.Count is n when granted.
 func SemAcquire(ctx context.Context, c rueidis.Client, k *SemKeys, capacity string, n int, id, leaseMs, waiterTimeoutMs, publish string) (Acquired, error) {
-	args := trimDefaults([]string{capacity, strconv.Itoa(n), id, leaseMs, waiterTimeoutMs, publish, k.Holder}, 4, "0", "publish", "")
-	res, err := parseAcquired(semAcquire.Exec(ctx, c, k.list(), args))
+	args := trimDefaults([]string{capacity, strconv.Itoa(n), id, leaseMs, waiterTimeoutMs, publish, ""}, 4, "0", "publish", "")
+	res, err := parseAcquired(semAcquire.Exec(ctx, c, k.Unrecorded().list(), args))
 	if res.OK && res.Count == 1 { // the common path's reply, for one permit
 		res.Count = int64(n)
 	}
@@ -142,4 +142,13 @@ func semReadState(ctx context.Context, c rueidis.Client, k *SemKeys, capacity, s
 // were held.
 func SemForceRelease(ctx context.Context, c rueidis.Client, k *SemKeys, publish string) (int64, error) {
 	return semForce.Exec(ctx, c, k.list(), []string{publish}).AsInt64()
+}
+
+// Unrecorded is k without its holder-info hash: acquires record nothing,
+// nor releases of permits that wrote no record
+// (holder records come with the first renewal: internal/engine, record.go).
+func (k *SemKeys) Unrecorded() *SemKeys {
+	u := *k
+	u.Info = ""
+	return &u
 }

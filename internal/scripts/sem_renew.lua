@@ -6,8 +6,6 @@
 -- ARGV[3i-1]   permit id
 -- ARGV[3i]     fencing token (unused: permit ids are never reused)
 -- ARGV[3i+1]   the permits hash of the same semaphore
--- KEYS[n+i]    holder-info hash of permit i (KEYS[i] again for none), for
---              n permits: extended with the permit (keyspace.lua)
 --
 -- Reply: array with 1 for each permit still held (its expiry is now at least
 -- now + lease) and 0 for each permit whose lease ran out or that is gone.
@@ -21,8 +19,7 @@
 local lease = tonumber(ARGV[1])
 local now_ms = math.floor(now_us() / 1000)
 local alive = {}
-local n = (#ARGV - 1) / 3
-for i = 1, n do
+for i = 1, #KEYS do
   local key = KEYS[i]
   local id, permits = ARGV[3 * i - 1], ARGV[3 * i + 1]
   local expiry = 0
@@ -37,9 +34,6 @@ for i = 1, n do
     expire_at_least(key, lease)
     if redis.call('type', permits).ok == 'hash' then
       expire_at_least(permits, lease)
-    end
-    if KEYS[n + i] ~= key then
-      info_extend(KEYS[n + i], lease)
     end
     alive[i] = 1
   else

@@ -22,6 +22,7 @@ var oomClass = map[string]string{
 	"rwlock_read_acquire.lua":   shebangWrite,
 	"rwlock_write_acquire.lua":  shebangWrite,
 	"sem_acquire.lua":           shebangWrite,
+	"holder_record.lua":         shebangWrite, // a record is worth less than the memory
 	"sem_state.lua":             shebangWrite, // creates the semaphore's configuration
 	// Reads only.
 	"latch_count.lua": shebangRead,

@@ -21,10 +21,13 @@ type Renewer interface {
 // Lease is one hold under the engine's care. Set the exported fields before
 // Add and do not change them afterwards.
 type Lease struct {
-	TTL     time.Duration
-	Renewer Renewer // nil for a Fixed lease
-	Fixed   bool    // never renewed; only its deadline is watched
-	Target  any     // what the Renewer needs (key, owner, token)
+	TTL time.Duration
+	// Renewer renews the lease. A Fixed lease has none, or one that the
+	// engine hands it to once, at TTL/3, for work that does not extend it
+	// (its holder record); the result of that is not judged.
+	Renewer Renewer
+	Fixed   bool // never renewed; only its deadline is watched
+	Target  any  // what the Renewer needs (key, owner, token)
 	// OnLost is called once, from the engine's goroutine, when the hold is
 	// lost (err is the cause). It must not block.
 	OnLost func(err error)
@@ -35,7 +38,9 @@ type Lease struct {
 	deadline  time.Time
 	inflight  bool
 	active    bool
-	backoff   bool // due is a retry time after a failed renewal: not batched early
+	backoff   bool   // due is a retry time after a failed renewal: not batched early
+	handover  bool   // a Fixed lease with a Renewer, not handed over yet
+	pos       [2]int // its places in the byDeadline and byDue heaps, -1 for none
 }
 
 // Drift is the safety margin subtracted from a lease: 1% of it plus 2 ms.
@@ -47,6 +52,14 @@ func Drift(ttl time.Duration) time.Duration { return ttl/100 + 2*time.Millisecon
 func RetryInterval(ttl time.Duration) time.Duration { return min(ttl/10, MaxRetryInterval) }
 
 const (
+	// MaxEarly is how many leases a round takes before leases that are not
+	// due yet stop riding along early (within the batching window): batching
+	// amortizes a script call over its holds, which a few hundred already
+	// do, and with many holds the window would otherwise gather them all
+	// into one round sent up to TTL/6 early — twice the renewals, in a
+	// round that may not be answered within its wait bound. Due leases
+	// always go.
+	MaxEarly = 4096
 	// MaxRetryInterval caps RetryInterval for long leases.
 	MaxRetryInterval = time.Second
 	// RetryJitter is the largest extra share of RetryInterval a retry waits,
@@ -58,10 +71,18 @@ const (
 type Watchdog struct {
 	lostErr error // reported to every lease on Close
 
-	mu     sync.Mutex
-	leases map[*Lease]struct{}
-	wakeAt time.Time // when the loop will next wake (zero: not scheduled)
-	closed bool
+	mu sync.Mutex
+	// byDue holds the leases waiting to be sent (not in flight; a Fixed
+	// lease only until its handover) by their due time; byDeadline, by
+	// their deadlines, the leases whose deadline can come first: in flight,
+	// in backoff, Fixed. The loop looks only at their fronts. (A lease that
+	// waits for a renewal due before its deadline is sent first, and looked
+	// at then: keeping every lease by its deadline too would move it down
+	// that heap at each renewal.)
+	byDeadline, byDue leaseHeap
+	count             int       // registered leases
+	wakeAt            time.Time // when the loop will next wake (zero: not scheduled)
+	closed            bool
 
 	kick   chan struct{}
 	ctx    context.Context
@@ -77,11 +98,12 @@ var ErrClosed = errors.New("watchdog: closed")
 func New(closeErr error) *Watchdog {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &Watchdog{
-		lostErr: closeErr,
-		leases:  make(map[*Lease]struct{}),
-		kick:    make(chan struct{}, 1),
-		ctx:     ctx,
-		cancel:  cancel,
+		lostErr:    closeErr,
+		kick:       make(chan struct{}, 1),
+		byDeadline: leaseHeap{which: byDeadline},
+		byDue:      leaseHeap{which: byDue},
+		ctx:        ctx,
+		cancel:     cancel,
 	}
 	w.wg.Add(1)
 	go w.loop()
@@ -97,7 +119,9 @@ func (w *Watchdog) Add(l *Lease, confirmed time.Time) error {
 	}
 	l.active = true
 	l.inflight = false
-	w.leases[l] = struct{}{}
+	l.handover = l.Fixed && l.Renewer != nil
+	l.pos = [2]int{-1, -1}
+	w.count++
 	w.confirmLocked(l, confirmed)
 	return nil
 }
@@ -120,8 +144,7 @@ func (w *Watchdog) Remove(l *Lease) bool {
 	if !l.active {
 		return false
 	}
-	l.active = false
-	delete(w.leases, l)
+	w.dropLocked(l)
 	return true
 }
 
@@ -129,7 +152,7 @@ func (w *Watchdog) Remove(l *Lease) bool {
 func (w *Watchdog) Len() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return len(w.leases)
+	return w.count
 }
 
 // Close stops the engine, reports every remaining lease as lost with the
@@ -155,11 +178,37 @@ func (w *Watchdog) confirmLocked(l *Lease, confirmed time.Time) {
 	l.deadline = confirmed.Add(l.TTL - Drift(l.TTL))
 	l.due = confirmed.Add(l.TTL / 3)
 	l.backoff = false
-	next := l.due
-	if l.Fixed {
-		next = l.deadline
+	w.placeLocked(l)
+}
+
+// placeLocked files l in the heaps by its deadline and, while it waits to
+// be sent, its due time, and wakes the loop if that is sooner than planned.
+func (w *Watchdog) placeLocked(l *Lease) {
+	if !l.active {
+		return
+	}
+	waiting := !l.inflight && (!l.Fixed || l.handover)
+	next := l.deadline
+	if !waiting || l.backoff || !l.due.Before(l.deadline) {
+		w.byDeadline.set(l, l.deadline)
+	} else {
+		w.byDeadline.drop(l)
+	}
+	if waiting {
+		w.byDue.set(l, l.due)
+		next = minTime(next, l.due)
+	} else {
+		w.byDue.drop(l)
 	}
 	w.wakeByLocked(next)
+}
+
+// dropLocked ends l's registration: out of both heaps.
+func (w *Watchdog) dropLocked(l *Lease) {
+	l.active = false
+	w.count--
+	w.byDeadline.drop(l)
+	w.byDue.drop(l)
 }
 
 // retryLocked schedules l's next attempt after a renewal that got no answer
@@ -168,15 +217,9 @@ func (w *Watchdog) confirmLocked(l *Lease, confirmed time.Time) {
 // forward (that made a failed renewal due again at once: a tight loop of
 // scripts, or of dials while the server was down).
 func (w *Watchdog) retryLocked(l *Lease, now time.Time, jitter float64) {
-	base := RetryInterval(l.TTL)
-	if tightLoop {
-		l.due = now.Add(base)
-		w.kickLoop()
-		return
-	}
-	l.due = now.Add(time.Duration(float64(base) * (1 + jitter)))
+	l.due = now.Add(time.Duration(float64(RetryInterval(l.TTL)) * (1 + jitter)))
 	l.backoff = true
-	w.wakeByLocked(l.due)
+	w.placeLocked(l)
 }
 
 // wakeByLocked makes the loop wake by t if it planned to sleep longer.
@@ -198,12 +241,17 @@ func isDueLocked(l *Lease, now time.Time) bool {
 }
 
 func (w *Watchdog) takeAllLocked() []*Lease {
-	lost := make([]*Lease, 0, len(w.leases))
-	for l := range w.leases {
-		l.active = false
-		lost = append(lost, l)
+	lost := make([]*Lease, 0, w.count)
+	for _, h := range []*leaseHeap{&w.byDeadline, &w.byDue} {
+		for _, e := range h.e {
+			if e.l.active {
+				e.l.active = false
+				lost = append(lost, e.l)
+			}
+		}
+		h.e = nil
 	}
-	clear(w.leases)
+	w.count = 0
 	return lost
 }
 
@@ -227,49 +275,64 @@ func (w *Watchdog) loop() {
 	}
 }
 
-// tick reports lost leases, starts due renewals, and returns when to wake next.
+// tick reports lost leases, starts due renewals, and returns when to wake
+// next. It looks only at the leases at the front of the heap: those whose
+// deadline has passed, or that are due (with the batching window); a lease
+// sent in a batch goes back by its deadline until its result is in.
 func (w *Watchdog) tick(now time.Time) time.Time {
 	var lost []*Lease
 	batches := map[Renewer][]*Lease{}
-	var next time.Time
-	earliest := func(t time.Time) {
-		if next.IsZero() || t.Before(next) {
-			next = t
-		}
-	}
+	var held []*Lease // popped but not sent: back into the heap below
+	sent := 0         // leases in this round's batches
 
-	var waiting []*Lease // in backoff, not yet at their retry time
 	w.mu.Lock()
-	for l := range w.leases {
-		if !now.Before(l.deadline) {
-			l.active = false
-			delete(w.leases, l)
+	for w.byDeadline.len() > 0 {
+		l := w.byDeadline.e[0].l
+		if now.Before(l.deadline) {
+			break
+		}
+		w.dropLocked(l)
+		lost = append(lost, l)
+	}
+	for w.byDue.len() > 0 {
+		l := w.byDue.e[0].l
+		switch {
+		case !now.Before(l.deadline): // the loop was late (a stalled process)
+			w.dropLocked(l)
 			lost = append(lost, l)
 			continue
-		}
-		earliest(l.deadline)
-		if l.Fixed || l.inflight {
+		case !now.Before(l.due), sent > 0 && sent < MaxEarly && !l.backoff && isDueLocked(l, now):
+			// Due, or due soon and riding with a round that goes anyway.
+			w.byDue.drop(l)
+			w.sendLocked(l, batches)
+			sent++
+			continue
+		case l.backoff && !now.Add(RetryInterval(l.TTL)/2).Before(l.due):
+			w.byDue.drop(l)
+			held = append(held, l) // may join a batch (below)
 			continue
 		}
-		if isDueLocked(l, now) {
-			l.inflight = true
-			batches[l.Renewer] = append(batches[l.Renewer], l)
-			continue
-		}
-		if l.backoff {
-			waiting = append(waiting, l)
-		}
-		earliest(l.due)
+		// Every other lease is due later still (or the round is full: a
+		// lease not due yet goes in the next round, not early).
+		break
 	}
 	// A lease in backoff joins a batch that goes to its Renewer anyway when
 	// its retry is less than half a retry interval away. Leases that failed
 	// in different batches (every batch fails while a server is down) so
 	// converge on one round trip per retry interval, not one per batch.
-	for _, l := range waiting {
-		if b, ok := batches[l.Renewer]; ok && !now.Add(RetryInterval(l.TTL)/2).Before(l.due) {
-			l.inflight = true
-			batches[l.Renewer] = append(b, l)
+	for _, l := range held {
+		if _, ok := batches[l.Renewer]; ok {
+			w.sendLocked(l, batches)
+		} else {
+			w.byDue.set(l, l.due)
 		}
+	}
+	var next time.Time
+	if w.byDeadline.len() > 0 {
+		next = w.byDeadline.e[0].l.deadline
+	}
+	if w.byDue.len() > 0 && (next.IsZero() || w.byDue.e[0].l.due.Before(next)) {
+		next = w.byDue.e[0].l.due
 	}
 	w.wakeAt = next
 	// The wait bounds read deadlines, which Confirm may move: under mu.
@@ -288,6 +351,15 @@ func (w *Watchdog) tick(now time.Time) time.Time {
 		go w.renew(r, batch, now, bounds[r])
 	}
 	return next
+}
+
+// sendLocked puts l, taken out of byDue, in its Renewer's batch, and in
+// byDeadline while the renewal is in flight.
+func (w *Watchdog) sendLocked(l *Lease, batches map[Renewer][]*Lease) {
+	l.inflight = true
+	l.handover = false
+	batches[l.Renewer] = append(batches[l.Renewer], l)
+	w.placeLocked(l)
 }
 
 // ErrLost is passed to OnLost when a hold is gone or its deadline passed.
@@ -358,14 +430,17 @@ func (w *Watchdog) settle(leases []*Lease, results []Result, sent time.Time, jit
 		if !l.active {
 			continue // removed or lost while the renewal was in flight
 		}
-		switch results[i].Status {
-		case Alive:
+		switch {
+		case l.Fixed: // handed over for its record: not judged
+			w.placeLocked(l)
+		case results[i].Status == Alive:
 			if sent.After(l.confirmed) { // a Confirm in flight may be newer
 				w.confirmLocked(l, sent)
+			} else {
+				w.placeLocked(l)
 			}
-		case Gone:
-			l.active = false
-			delete(w.leases, l)
+		case results[i].Status == Gone:
+			w.dropLocked(l)
 			lost = append(lost, l)
 		default:
 			w.retryLocked(l, now, jitter)
@@ -415,4 +490,108 @@ func (w *Watchdog) kickLoop() {
 	case w.kick <- struct{}{}:
 	default:
 	}
+}
+
+// leaseHeap orders leases by a time (their deadline or due time, as which
+// says), kept in the entry as monotonic nanoseconds: the comparisons a heap
+// operation makes read the heap's own array, not each lease. A lease knows
+// its place in each heap (pos).
+type leaseHeap struct {
+	e     []heapEntry
+	which int // byDeadline or byDue: the index into Lease.pos
+}
+
+const (
+	byDeadline = iota
+	byDue
+)
+
+type heapEntry struct {
+	at int64 // monoNs of the lease's time
+	l  *Lease
+}
+
+// epoch is the origin of monoNs: a reading of the monotonic clock.
+var epoch = time.Now()
+
+// monoNs is t in nanoseconds since epoch, by the monotonic clock (t comes
+// from time.Now, plus durations).
+func monoNs(t time.Time) int64 { return int64(t.Sub(epoch)) }
+
+func (h *leaseHeap) len() int { return len(h.e) }
+
+// set files l at t: it is added, or moved if it is there.
+func (h *leaseHeap) set(l *Lease, t time.Time) {
+	at := monoNs(t)
+	if i := l.pos[h.which]; i >= 0 {
+		h.e[i].at = at
+		h.fix(i)
+		return
+	}
+	l.pos[h.which] = len(h.e)
+	h.e = append(h.e, heapEntry{at: at, l: l})
+	h.up(len(h.e) - 1)
+}
+
+// drop takes l out, if it is there.
+func (h *leaseHeap) drop(l *Lease) {
+	i := l.pos[h.which]
+	if i < 0 {
+		return
+	}
+	n := len(h.e) - 1
+	if i != n {
+		h.swap(i, n)
+	}
+	h.e[n] = heapEntry{}
+	h.e = h.e[:n]
+	if i != n {
+		h.fix(i)
+	}
+	l.pos[h.which] = -1
+}
+
+func (h *leaseHeap) less(i, j int) bool { return h.e[i].at < h.e[j].at }
+
+func (h *leaseHeap) swap(i, j int) {
+	h.e[i], h.e[j] = h.e[j], h.e[i]
+	h.e[i].l.pos[h.which], h.e[j].l.pos[h.which] = i, j
+}
+
+// fix restores the order after entry i's time changed.
+func (h *leaseHeap) fix(i int) {
+	if !h.down(i) {
+		h.up(i)
+	}
+}
+
+func (h *leaseHeap) up(i int) {
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !h.less(i, parent) {
+			return
+		}
+		h.swap(i, parent)
+		i = parent
+	}
+}
+
+// down sifts entry i down; it reports whether it moved.
+func (h *leaseHeap) down(i int) bool {
+	start := i
+	for {
+		c := 2*i + 1
+		if c >= len(h.e) {
+			break
+		}
+		if r := c + 1; r < len(h.e) && h.less(r, c) {
+			c = r
+		}
+		if !h.less(c, i) {
+			break
+		}
+		h.swap(i, c)
+		i = c
+	}
+	return i > start
 }
