@@ -42,7 +42,7 @@ import (
 // round's end, at that deadline: lost. Now each hash slot's commands are a
 // part of their own and each hold is settled when its part answers
 // (internal/engine: TestRenewOnAnswersHealthyMastersWhileOneIsPaused;
-// internal/teeth/mutants/mutant_renew_round_wait.mutant brings the defect
+// internal/teeth/mutants/renew_round_wait.mutant brings the defect
 // back).
 func TestRenewalPausedClusterMasterCostsOnlyItsOwnHolds(t *testing.T) {
 	clusterShardFault(t, func(t *testing.T, victim *redistest.Server) (undo func()) {

@@ -18,7 +18,7 @@ import (
 // timeouts) runs out. Before, the renewer waited for every node of the
 // batch before reporting any hold, so a hold near its deadline in a batch
 // with a stalled node was confirmed only at the end of that wait, or lost.
-// With internal/teeth/mutants/mutant_renew_round_wait_redlock.mutant the
+// With internal/teeth/mutants/renew_round_wait_redlock.mutant the
 // report comes at the end again.
 func TestRenewalReportsAHoldOnceAQuorumAnswered(t *testing.T) {
 	ms := startMasters(t, 3)

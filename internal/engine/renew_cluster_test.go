@@ -120,9 +120,9 @@ func TestRenewOnAnswersHealthyMastersWhileOneIsPaused(t *testing.T) {
 // watchdog is handed the result of each hold on a healthy master as soon as
 // its master answered, not when the paused master's commands time out — so
 // a hold whose deadline comes before that timeout is confirmed in time.
-// With the mutant_renew_round_wait mutant (internal/teeth/mutants: the round
+// With the renew_round_wait mutant (internal/teeth/mutants: the round
 // as one DoMulti, results at its end) the healthy holds come back at the
-// bound, Unknown; so they do with mutant_renew_batch_err (one failed command
+// bound, Unknown; so they do with renew_batch_err (one failed command
 // fails the round).
 func TestBatchRenewerReportsHealthyMastersBeforeThePausedOne(t *testing.T) {
 	p := startPausedMaster(t)

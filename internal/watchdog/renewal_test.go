@@ -52,7 +52,7 @@ func (p *perLease) Renew(ctx context.Context, leases []*Lease) []Result {
 // failing fast (connection refused while a server is down) is retried every
 // TTL/10 (plus jitter) until the deadline. Before the fix the retry was due
 // inside the TTL/6 batching window and the loop re-fired at once: thousands
-// of calls (internal/teeth/mutants/mutant_renew_tight_loop.mutant brings
+// of calls (internal/teeth/mutants/renew_tight_loop.mutant brings
 // that back).
 func TestFailedRenewalsRetryAtThePaceNotInATightLoop(t *testing.T) {
 	w := New(errors.New("closed"))
