@@ -52,12 +52,15 @@ end
 -- Grant the lock hash at lock to owner for lease ms (a decimal) with a
 -- fresh token, in the rlock layout, when EXISTS counted none of the
 -- primitive's keys (exists 0), or one that GET shows is the last-token key
--- at token_key: a decimal with an expiry (what check_own accepts). Only
--- PEXPIRE takes an ACL check (a denied HSET, the first write, leaves
--- nothing written). Returns the token in decimal, or nil.
+-- at token_key: a decimal with an expiry (what check_own accepts) in
+-- canonical form, no leading zero, so that comparing it with the server
+-- time as strings (length first) compares numbers; any other decimal takes
+-- the rare path, which compares numbers. Only PEXPIRE takes an ACL check (a
+-- denied HSET, the first write, leaves nothing written). Returns the token
+-- in decimal, or nil.
 local function grant_free(exists, lock, token_key, owner, lease)
   local last = exists == 1 and redis.pcall('get', token_key)
-  if not (exists == 0 or (type(last) == 'string' and string.match(last, '^%d+$')
+  if not (exists == 0 or (type(last) == 'string' and string.match(last, '^[1-9]%d*$')
       and redis.call('pttl', token_key) > 0)) then
     return nil
   end
