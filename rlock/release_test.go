@@ -3,6 +3,8 @@ package rlock
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -250,4 +252,41 @@ func TestUnlockCancelledInALongStallReleasesWhenTheServerReturns(t *testing.T) {
 	require.NoError(t, m.Lock(bg()))
 	require.NoError(t, m.Unlock(bg()))
 	e.WaitEmpty(t)
+}
+
+// A release changes nothing of a hash that no longer carries the hold as
+// the hold left it: another token, a count that is no count, or a
+// Redisson RReadWriteLock reader's "mode" and count (Redisson takes a hash
+// without "mode" for free and joins it: a read-write lock's hash now). On
+// a Client without holder info (the release's common path) as on one with
+// it (the rare path).
+func TestReleaseLeavesAHashThatIsNoLongerTheHoldAlone(t *testing.T) {
+	const name, reader = "changed", "9a3c1f0e-1d2b-4c5d-8e7f-0a1b2c3d4e5f:7"
+	for _, info := range []bool{false, true} {
+		e := setup(t, redisync.WithHolderInfo(info))
+		for _, change := range []struct {
+			label string
+			do    func(m *Mutex)
+		}{
+			{"another token", func(m *Mutex) {
+				e.Do(t, "HSET", name, "redisync:token", strconv.FormatUint(m.Token()+1, 10))
+			}},
+			{"a count that is no count", func(m *Mutex) { e.Do(t, "HSET", name, m.Owner(), "x") }},
+			{"a Redisson reader joined", func(m *Mutex) {
+				e.Do(t, "HSET", name, "mode", "read", reader, "1")
+				e.Do(t, "SET", "{"+name+"}:"+reader+":rwlock_timeout:1", "1", "PX", "60000")
+			}},
+		} {
+			what := fmt.Sprintf("holder info %v, %s", info, change.label)
+			m := New(e.C, name, WithLease(time.Minute))
+			require.NoError(t, m.Lock(bg()), what)
+			change.do(m)
+			before, err := e.Do(t, "HGETALL", name).AsStrMap()
+			require.NoError(t, err)
+			err = m.Unlock(bg())
+			after, _ := e.Do(t, "HGETALL", name).AsStrMap()
+			assert.Equal(t, before, after, "%s: the release (Unlock: %v) left the hash as it was", what, err)
+			e.Do(t, "DEL", name)
+		}
+	}
 }

@@ -205,20 +205,25 @@ func TestReentrantAndNonReentrantTogetherPanic(t *testing.T) {
 	})
 }
 
+// On a Client with holder info and on one without (whose acquire then
+// sends no holder-info key: a shared owner's latch takes the rare path
+// all the same).
 func TestHandlesWithOneOwnerIdShareItsHold(t *testing.T) {
-	e := setup(t)
-	const name = "shared:owner"
-	a, b := New(e.C, name, WithOwner("svc:1")), New(e.C, name, WithOwner("svc:1"))
-	require.NoError(t, a.Lock(bg()))
-	ctx, cancel := context.WithTimeout(bg(), 5*time.Second)
-	defer cancel()
-	require.NoError(t, b.Lock(ctx), "WithOwner implies re-entry: the owner's second Lock nests")
-	require.NoError(t, a.Lock(ctx), "and so does the same handle's")
-	assert.Equal(t, int64(3), e.Int(t, "HGET", name, "svc:1"))
-	for _, h := range []*Mutex{b, a, a} {
-		require.NoError(t, h.Unlock(bg()))
+	for _, info := range []bool{true, false} {
+		e := setup(t, redisync.WithHolderInfo(info))
+		const name = "shared:owner"
+		a, b := New(e.C, name, WithOwner("svc:1")), New(e.C, name, WithOwner("svc:1"))
+		require.NoError(t, a.Lock(bg()), "holder info %v: a free name", info)
+		ctx, cancel := context.WithTimeout(bg(), 5*time.Second)
+		require.NoError(t, b.Lock(ctx), "WithOwner implies re-entry: the owner's second Lock nests")
+		require.NoError(t, a.Lock(ctx), "and so does the same handle's")
+		cancel()
+		assert.Equal(t, int64(3), e.Int(t, "HGET", name, "svc:1"))
+		for _, h := range []*Mutex{b, a, a} {
+			require.NoError(t, h.Unlock(bg()))
+		}
+		locktest.Eventually(t, 5*time.Second, func() bool { return !e.Exists(t, name) }, "the owner's holds all released")
 	}
-	locktest.Eventually(t, 5*time.Second, func() bool { return !e.Exists(t, name) }, "the owner's holds all released")
 }
 
 func TestClosingTheClientEndsAWaitForTheHandle(t *testing.T) {

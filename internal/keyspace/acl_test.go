@@ -2,6 +2,7 @@ package keyspace
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -105,48 +106,58 @@ var aclFlows = []aclFlow{
 
 // TestDeniedCommandLeavesNothingBehind is issue 13's ACL matrix: for every
 // write command a primitive's scripts use, a user denied only that command
-// gets an error naming it, and the step that failed changed nothing in
-// Redis (every key's value and expiry as before). Steps before it ran as
-// usual; the flow stops at the first failure.
+// gets a NOPERM error naming it, and the step that failed changed nothing
+// in Redis (every key's value and expiry as before). Steps before it ran
+// as usual; the flow stops at the first failure. On Clients with holder
+// info and on Clients without (whose scripts take their common paths: a
+// free name, the release of a hold's last count, which may need fewer
+// writes: every command is needed in one of the two).
 func TestDeniedCommandLeavesNothingBehind(t *testing.T) {
 	e := newEnv(t)
-	admin := redisync.New(dial(t))
-	t.Cleanup(func() { admin.Close() })
+	needed := map[string]bool{} // primitive/-command: a step failed without it
+	for _, info := range []bool{true, false} {
+		admin := redisync.New(dial(t), redisync.WithHolderInfo(info))
+		t.Cleanup(func() { admin.Close() })
+		for _, f := range aclFlows {
+			for _, cmd := range f.writes {
+				t.Run(fmt.Sprintf("%s/-%s/info=%v", f.primitive, cmd, info), func(t *testing.T) {
+					e.do(t, "FLUSHALL")
+					user := "deny-" + cmd
+					e.do(t, "ACL", "SETUSER", user, "reset", "on", ">pw", "~*", "&*", "+@all", "-"+cmd)
+					t.Cleanup(func() { e.do(t, "ACL", "DELUSER", user) })
+					rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, Username: user, Password: "pw",
+						DisableCache: true, ForceSingleClient: true})
+					require.NoError(t, err)
+					c := redisync.New(rc, redisync.WithHolderInfo(info))
+					defer rc.Close()
+					defer c.Close()
+					for _, s := range f.steps(c, admin) {
+						before := e.snapshot(t)
+						ctx, cancel := context.WithTimeout(bg(), 10*time.Second)
+						err := s.run(ctx)
+						cancel()
+						if err == nil {
+							continue
+						}
+						needed[f.primitive+"/-"+cmd] = true
+						assert.Contains(t, strings.ToLower(err.Error()), cmd, "%s: the error names the denied command", s.label)
+						assert.Contains(t, err.Error(), "NOPERM", "%s: the error is NOPERM", s.label)
+						assert.Empty(t, diff(before, e.snapshot(t)), "%s failed (%v) but changed Redis", s.label, err)
+						break
+					}
+				})
+			}
+		}
+	}
 	for _, f := range aclFlows {
 		for _, cmd := range f.writes {
-			t.Run(f.primitive+"/-"+cmd, func(t *testing.T) {
-				e.do(t, "FLUSHALL")
-				user := "deny-" + cmd
-				e.do(t, "ACL", "SETUSER", user, "reset", "on", ">pw", "~*", "&*", "+@all", "-"+cmd)
-				t.Cleanup(func() { e.do(t, "ACL", "DELUSER", user) })
-				rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, Username: user, Password: "pw",
-					DisableCache: true, ForceSingleClient: true})
-				require.NoError(t, err)
-				c := redisync.New(rc)
-				defer rc.Close()
-				defer c.Close()
-				failed := false
-				for _, s := range f.steps(c, admin) {
-					before := e.snapshot(t)
-					ctx, cancel := context.WithTimeout(bg(), 10*time.Second)
-					err := s.run(ctx)
-					cancel()
-					if err == nil {
-						continue
-					}
-					failed = true
-					assert.Contains(t, strings.ToLower(err.Error()), cmd, "%s: the error names the denied command", s.label)
-					assert.Empty(t, diff(before, e.snapshot(t)), "%s failed (%v) but changed Redis", s.label, err)
-					break
-				}
-				assert.True(t, failed, "no step needed %s: the list of write commands is stale", cmd)
-			})
+			assert.True(t, needed[f.primitive+"/-"+cmd], "%s: no step needed %s: the list of write commands is stale", f.primitive, cmd)
 		}
 	}
 }
 
 // A denied PUBLISH costs only the wake-up: the release stands, and
-// waiters fall back to their bounded poll.
+// waiters fall back to their bounded poll. With holder info and without.
 func TestDeniedPublishStillReleases(t *testing.T) {
 	e := newEnv(t)
 	e.do(t, "ACL", "SETUSER", "deny-publish", "reset", "on", ">pw", "~*", "&*", "+@all", "-publish")
@@ -155,13 +166,16 @@ func TestDeniedPublishStillReleases(t *testing.T) {
 		DisableCache: true, ForceSingleClient: true})
 	require.NoError(t, err)
 	defer rc.Close()
-	admin := redisync.New(dial(t))
-	defer admin.Close()
-	c := redisync.New(rc)
-	defer c.Close()
-	for _, f := range aclFlows {
-		for _, s := range f.steps(c, admin) {
-			require.NoError(t, s.run(bg()), "%s %s", f.primitive, s.label)
+	for _, info := range []bool{true, false} {
+		e.do(t, "FLUSHALL")
+		admin := redisync.New(dial(t), redisync.WithHolderInfo(info))
+		c := redisync.New(rc, redisync.WithHolderInfo(info))
+		for _, f := range aclFlows {
+			for _, s := range f.steps(c, admin) {
+				require.NoError(t, s.run(bg()), "holder info %v: %s %s", info, f.primitive, s.label)
+			}
 		}
+		c.Close()
+		admin.Close()
 	}
 }

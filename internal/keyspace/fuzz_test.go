@@ -32,7 +32,10 @@ const maxFuzzName = 64
 // making handle i's fair lock wait in Redisson's queue — through try,
 // inspect, release and force on one server, with a user's value of one
 // Redis type (with or without expiry) planted at one of the keys either
-// handle may touch, and checks issue 13's and 22's properties:
+// handle may touch, and checks issue 13's and 22's properties, once on
+// Clients that record holder info and once on Clients that record none
+// (whose scripts take their common paths: a free name, the release of a
+// hold's last count; the label is then not recorded):
 //
 //   - no Lua or type error: every answer is a grant, busy, ErrWrongKind,
 //     ErrInvalidName, or ErrInvalidOwner for a handle given an owner id —
@@ -75,6 +78,19 @@ func FuzzKeyspace(f *testing.F) {
 	} {
 		f.Add(s.a, s.b, s.ka, s.kb, s.data, s.at, s.ttl, "", "", "", uint8(0))
 	}
+	// Every pair of kinds on one name, a's owner id drawn or shared (a
+	// latch: the acquire's rare path), both fair locks in our queue or in
+	// Redisson's.
+	for ka := range nKinds {
+		for kb := range nKinds {
+			for _, oa := range []string{"", "svc"} {
+				f.Add("m", "", uint8(ka), uint8(kb), uint8(len(dataTypes)-1), uint8(0), false, oa, "", "", uint8(0))
+				if ka == kFair || kb == kFair {
+					f.Add("m", "", uint8(ka), uint8(kb), uint8(len(dataTypes)-1), uint8(0), false, oa, "", "", uint8(3))
+				}
+			}
+		}
+	}
 	// Owner ids and labels (issue 22) have their seeds in testdata, named
 	// after what each catches: issue22-defect1-* (an owner id "redisync:token"
 	// beside another owner), issue22-defect2-* ("mode"), the read-write
@@ -83,7 +99,8 @@ func FuzzKeyspace(f *testing.F) {
 	// UTF-8.
 	e := newEnv(f)
 	other := redisync.New(dial(f))
-	f.Cleanup(func() { other.Close() })
+	bare, bareOther := redisync.New(dial(f), redisync.WithHolderInfo(false)), redisync.New(dial(f), redisync.WithHolderInfo(false))
+	f.Cleanup(func() { other.Close(); bare.Close(); bareOther.Close() })
 	f.Fuzz(func(t *testing.T, a, b string, ka, kb, data, at uint8, ttl bool, oa, ob, label string, flags uint8) {
 		if b == "" {
 			b = a // one name: the likeliest place for two owners to meet
@@ -96,147 +113,163 @@ func FuzzKeyspace(f *testing.F) {
 		if ob == oa && ob != "" {
 			ob += "'" // two owners: a shared owner's holds nest by design
 		}
-		e.do(t, "FLUSHALL")
-		ca, label := labelled(t, e, label)
-		sa, sb := spec{owner: oa, redisson: flags&1 != 0}, spec{owner: ob, redisson: flags&2 != 0}
-		ha := newHandleWith(ca, kind(ka%uint8(nKinds)), a, sa)
-		hb := newHandleWith(other, kind(kb%uint8(nKinds)), b, sb)
-
-		// Plant the user's value at one key either handle may touch.
-		touched := append(append([]string{}, ha.keys...), hb.keys...)
-		planted := touched[int(at)%len(touched)]
-		cmd := dataTypes[int(data)%len(dataTypes)]
-		if cmd != nil && ttl && typeOf(cmd) == ourType(planted) {
-			// Documented exemption: a key in our namespace ("redisync_"
-			// names no lock may take) of our type and with an expiry, as
-			// all of ours have, is taken as ours.
-			t.Skip()
-		}
-		if cmd != nil && typeOf(cmd) == redissonType(planted) {
-			// Documented exemption: Redisson's fair-lock queue keys carry
-			// no expiry and no mark; a key of their type under their name
-			// (which no lock may take) is taken as Redisson's queue.
-			t.Skip()
-		}
-		if cmd != nil {
-			args := append([]string{cmd[0], planted}, cmd[2:]...)
-			e.do(t, args...)
-			if ttl {
-				e.do(t, "PEXPIRE", planted, "600000")
-			}
-		} else {
-			planted = ""
-		}
-		var want keyState
-		if planted != "" {
-			want = e.state(t, planted)
-		}
-		answer := func(what string, err error) {
-			t.Helper()
-			if err != nil && !errors.Is(err, errWrongKind) && !errors.Is(err, redisync.ErrInvalidName) && !errors.Is(err, errInvalidOwner) {
-				t.Fatalf("%s: %v (planted %q)%s", what, err, planted, e.describe(t))
-			}
-		}
-		// try makes h's attempt; a refused owner id must change nothing.
-		try := func(what string, h *handle, sp spec) (bool, error) {
-			t.Helper()
-			var before map[string]keyState
-			if sp.owner != "" {
-				before = e.snapshot(t)
-			}
-			ok, err := h.try(bg())
-			answer(what, err)
-			if errors.Is(err, errInvalidOwner) {
-				if sp.owner == "" || !lockKind(h.kind) {
-					t.Fatalf("%s: ErrInvalidOwner without an owner id: %v", what, err)
-				}
-				if d := diff(before, e.snapshot(t)); d != "" {
-					t.Fatalf("%s: owner id %q refused after writing: %s", what, sp.owner, d)
-				}
-			}
-			return ok, err
-		}
-
-		okA, _ := try("a try", ha, sa)
-		okB, err := try("b try", hb, sb)
-		refusedB := errors.Is(err, redisync.ErrInvalidName) || errors.Is(err, errInvalidOwner)
-		switch {
-		case a != b:
-			// b alone: granted unless its name or owner id is refused or
-			// it meets the planted value on a key of its own.
-			mine := planted != "" && contains(hb.keys, planted)
-			if !okB && !mine && !refusedB {
-				t.Fatalf("distinct names interfere: %v %q then %v %q: b got %v, %v%s", ha.kind, a, hb.kind, b, okB, err, e.describe(t))
-			}
-		case okA && okB && !shares(ha.kind, hb.kind):
-			t.Fatalf("one name, both held: %v and %v on %q (owners %q, %q)%s", ha.kind, hb.kind, a, ha.owner, hb.owner, e.describe(t))
-		case okA && lockKind(ha.kind) && lockKind(hb.kind) && err != nil && !refusedB && !contains(hb.keys, planted):
-			t.Fatalf("one name: %v %q (owner %q) holds, and %v (owner %q) is told %v, not busy%s",
-				ha.kind, a, ha.owner, hb.kind, hb.owner, err, e.describe(t))
-		}
-		if okA && lockKind(ha.kind) && ha.holders != nil && !contains(ha.keys, planted) {
-			recordNow(t, ca, ha)
-			checkLabel(t, ha, label)
-		}
-		// Inspection answers what is no lock of its kind with the typed
-		// wrong-kind error too, never Redis's raw WRONGTYPE.
-		answer("a inspect", ha.inspect(bg()))
-		answer("b inspect", hb.inspect(bg()))
-		// Distinct names: a's release leaves every key of b's hold as it
-		// was (no two holds share a key, whatever their owner ids).
-		var bKeys map[string]keyState
-		if okA && okB && a != b {
-			bKeys = map[string]keyState{}
-			for _, k := range hb.keys {
-				bKeys[k] = e.state(t, k)
-			}
-		}
-		if okA {
-			if err := ha.release(bg()); err != nil {
-				t.Fatalf("a release: %v%s", err, e.describe(t))
-			}
-		}
-		for k, was := range bKeys {
-			if now := e.state(t, k); now != was {
-				t.Fatalf("%v %q (owner %q)'s release changed %q of %v %q (owner %q): %v -> %v%s",
-					ha.kind, a, ha.owner, k, hb.kind, b, hb.owner, was, now, e.describe(t))
-			}
-		}
-		if okB {
-			if err := hb.release(bg()); err != nil {
-				t.Fatalf("b release: %v%s", err, e.describe(t))
-			}
-		}
-		for _, h := range []*handle{ha, hb} {
-			if held := h == ha && okA || h == hb && okB; held && lockKind(h.kind) && h.name != planted {
-				if n, _ := e.do(t, "EXISTS", h.name).AsInt64(); n != 0 {
-					t.Fatalf("%v %q (owner %q): the lock is left after its release%s", h.kind, h.name, h.owner, e.describe(t))
-				}
-			}
-		}
-		for _, h := range []*handle{ha, hb} {
-			if h.force != nil {
-				answer(h.kind.String()+" force", h.force(bg()))
-			}
-		}
-		if planted != "" {
-			if got := e.state(t, planted); got != want {
-				t.Fatalf("the user's value at %q changed: %+v -> %+v%s", planted, want, got, e.describe(t))
-			}
-		}
-		keys, err := e.do(t, "KEYS", "*").AsStrSlice()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, k := range keys {
-			if k == planted || (k == a && ha.kind == kSem) || (k == b && hb.kind == kSem) {
-				continue
-			}
-			if pttl, _ := e.do(t, "PTTL", k).AsInt64(); pttl == -1 {
-				t.Fatalf("key %q left without expiry%s", k, e.describe(t))
-			}
+		for _, info := range []bool{true, false} {
+			t.Logf("holder info %v", info) // shown with a failure: the run it failed in
+			keyspaceCase(t, e, info, a, b, ka, kb, data, at, ttl, oa, ob, label, flags, other, bare, bareOther)
 		}
 	})
+}
+
+// keyspaceCase is one run of FuzzKeyspace's input on Clients that record
+// holder info (a's labelled, b's other) or on Clients that record none
+// (bare, bareOther).
+func keyspaceCase(t *testing.T, e *env, info bool, a, b string, ka, kb, data, at uint8, ttl bool, oa, ob, label string,
+	flags uint8, other, bare, bareOther *redisync.Client) {
+	t.Helper()
+	e.do(t, "FLUSHALL")
+	ca, cb := bare, bareOther
+	if info {
+		ca, label = labelled(t, e, label)
+		cb = other
+	}
+	sa, sb := spec{owner: oa, redisson: flags&1 != 0}, spec{owner: ob, redisson: flags&2 != 0}
+	ha := newHandleWith(ca, kind(ka%uint8(nKinds)), a, sa)
+	hb := newHandleWith(cb, kind(kb%uint8(nKinds)), b, sb)
+
+	// Plant the user's value at one key either handle may touch.
+	touched := append(append([]string{}, ha.keys...), hb.keys...)
+	planted := touched[int(at)%len(touched)]
+	cmd := dataTypes[int(data)%len(dataTypes)]
+	if cmd != nil && ttl && typeOf(cmd) == ourType(planted) {
+		// Documented exemption: a key in our namespace ("redisync_"
+		// names no lock may take) of our type and with an expiry, as
+		// all of ours have, is taken as ours.
+		t.Skip()
+	}
+	if cmd != nil && typeOf(cmd) == redissonType(planted) {
+		// Documented exemption: Redisson's fair-lock queue keys carry
+		// no expiry and no mark; a key of their type under their name
+		// (which no lock may take) is taken as Redisson's queue.
+		t.Skip()
+	}
+	if cmd != nil {
+		args := append([]string{cmd[0], planted}, cmd[2:]...)
+		e.do(t, args...)
+		if ttl {
+			e.do(t, "PEXPIRE", planted, "600000")
+		}
+	} else {
+		planted = ""
+	}
+	var want keyState
+	if planted != "" {
+		want = e.state(t, planted)
+	}
+	answer := func(what string, err error) {
+		t.Helper()
+		if err != nil && !errors.Is(err, errWrongKind) && !errors.Is(err, redisync.ErrInvalidName) && !errors.Is(err, errInvalidOwner) {
+			t.Fatalf("%s: %v (planted %q)%s", what, err, planted, e.describe(t))
+		}
+	}
+	// try makes h's attempt; a refused owner id must change nothing.
+	try := func(what string, h *handle, sp spec) (bool, error) {
+		t.Helper()
+		var before map[string]keyState
+		if sp.owner != "" {
+			before = e.snapshot(t)
+		}
+		ok, err := h.try(bg())
+		answer(what, err)
+		if errors.Is(err, errInvalidOwner) {
+			if sp.owner == "" || !lockKind(h.kind) {
+				t.Fatalf("%s: ErrInvalidOwner without an owner id: %v", what, err)
+			}
+			if d := diff(before, e.snapshot(t)); d != "" {
+				t.Fatalf("%s: owner id %q refused after writing: %s", what, sp.owner, d)
+			}
+		}
+		return ok, err
+	}
+
+	okA, _ := try("a try", ha, sa)
+	okB, err := try("b try", hb, sb)
+	refusedB := errors.Is(err, redisync.ErrInvalidName) || errors.Is(err, errInvalidOwner)
+	switch {
+	case a != b:
+		// b alone: granted unless its name or owner id is refused or
+		// it meets the planted value on a key of its own.
+		mine := planted != "" && contains(hb.keys, planted)
+		if !okB && !mine && !refusedB {
+			t.Fatalf("distinct names interfere: %v %q then %v %q: b got %v, %v%s", ha.kind, a, hb.kind, b, okB, err, e.describe(t))
+		}
+	case okA && okB && !shares(ha.kind, hb.kind):
+		t.Fatalf("one name, both held: %v and %v on %q (owners %q, %q)%s", ha.kind, hb.kind, a, ha.owner, hb.owner, e.describe(t))
+	case okA && lockKind(ha.kind) && lockKind(hb.kind) && err != nil && !refusedB && !contains(hb.keys, planted):
+		t.Fatalf("one name: %v %q (owner %q) holds, and %v (owner %q) is told %v, not busy%s",
+			ha.kind, a, ha.owner, hb.kind, hb.owner, err, e.describe(t))
+	}
+	if info && okA && lockKind(ha.kind) && ha.holders != nil && !contains(ha.keys, planted) {
+		recordNow(t, ca, ha)
+		checkLabel(t, ha, label)
+	}
+	// Inspection answers what is no lock of its kind with the typed
+	// wrong-kind error too, never Redis's raw WRONGTYPE.
+	answer("a inspect", ha.inspect(bg()))
+	answer("b inspect", hb.inspect(bg()))
+	// Distinct names: a's release leaves every key of b's hold as it
+	// was (no two holds share a key, whatever their owner ids).
+	var bKeys map[string]keyState
+	if okA && okB && a != b {
+		bKeys = map[string]keyState{}
+		for _, k := range hb.keys {
+			bKeys[k] = e.state(t, k)
+		}
+	}
+	if okA {
+		if err := ha.release(bg()); err != nil {
+			t.Fatalf("a release: %v%s", err, e.describe(t))
+		}
+	}
+	for k, was := range bKeys {
+		if now := e.state(t, k); now != was {
+			t.Fatalf("%v %q (owner %q)'s release changed %q of %v %q (owner %q): %v -> %v%s",
+				ha.kind, a, ha.owner, k, hb.kind, b, hb.owner, was, now, e.describe(t))
+		}
+	}
+	if okB {
+		if err := hb.release(bg()); err != nil {
+			t.Fatalf("b release: %v%s", err, e.describe(t))
+		}
+	}
+	for _, h := range []*handle{ha, hb} {
+		if held := h == ha && okA || h == hb && okB; held && lockKind(h.kind) && h.name != planted {
+			if n, _ := e.do(t, "EXISTS", h.name).AsInt64(); n != 0 {
+				t.Fatalf("%v %q (owner %q): the lock is left after its release%s", h.kind, h.name, h.owner, e.describe(t))
+			}
+		}
+	}
+	for _, h := range []*handle{ha, hb} {
+		if h.force != nil {
+			answer(h.kind.String()+" force", h.force(bg()))
+		}
+	}
+	if planted != "" {
+		if got := e.state(t, planted); got != want {
+			t.Fatalf("the user's value at %q changed: %+v -> %+v%s", planted, want, got, e.describe(t))
+		}
+	}
+	keys, err := e.do(t, "KEYS", "*").AsStrSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if k == planted || (k == a && ha.kind == kSem) || (k == b && hb.kind == kSem) {
+			continue
+		}
+		if pttl, _ := e.do(t, "PTTL", k).AsInt64(); pttl == -1 {
+			t.Fatalf("key %q left without expiry%s", k, e.describe(t))
+		}
+	}
 }
 
 // ownerAtoms are the strings an owner id meets in Redis: the lock hash's

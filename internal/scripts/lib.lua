@@ -52,12 +52,15 @@ end
 -- Grant the lock hash at lock to owner for lease ms (a decimal) with a
 -- fresh token, in the rlock layout, when EXISTS counted none of the
 -- primitive's keys (exists 0), or one that GET shows is the last-token key
--- at token_key: a decimal with an expiry (what check_own accepts). Only
--- PEXPIRE takes an ACL check (a denied HSET, the first write, leaves
--- nothing written). Returns the token in decimal, or nil.
+-- at token_key: a decimal with an expiry (what check_own accepts) in
+-- canonical form, no leading zero, so that comparing it with the server
+-- time as strings (length first) compares numbers; any other decimal takes
+-- the rare path, which compares numbers. Only PEXPIRE takes an ACL check (a
+-- denied HSET, the first write, leaves nothing written). Returns the token
+-- in decimal, or nil.
 local function grant_free(exists, lock, token_key, owner, lease)
   local last = exists == 1 and redis.pcall('get', token_key)
-  if not (exists == 0 or (type(last) == 'string' and string.match(last, '^%d+$')
+  if not (exists == 0 or (type(last) == 'string' and string.match(last, '^[1-9]%d*$')
       and redis.call('pttl', token_key) > 0)) then
     return nil
   end
@@ -77,16 +80,19 @@ local function grant_free(exists, lock, token_key, owner, lease)
 end
 
 -- Release owner's last hold of the lock hash at lock, whose token (a
--- decimal) the hash carries: a hash that carries a hold's token is that
--- lock (no one else writes the field). The token is kept as keep_token
+-- decimal) the hash carries and which has no "mode": a hash that carries a
+-- hold's token is that lock (no one else writes the field), unless a
+-- Redisson RReadWriteLock reader joined it (Redisson takes a hash without
+-- "mode" for free, and writes "mode" and its count): a read-write lock's
+-- hash now, which the rare path leaves alone. The token is kept as keep_token
 -- does, while it is behind the server clock, with SET NX GET, the first
 -- write: it writes only where there is no key, and otherwise shows the
 -- string there, written over only when it is ours (a decimal with an
 -- expiry); a key of another type, a denial or out of memory write nothing.
 -- Only DEL, the second write, takes an ACL check. Returns true, or nil.
 local function release_last(lock, token_key, owner, token)
-  local v = redis.pcall('hmget', lock, owner, 'redisync:token')
-  if not (v[1] == '1' and v[2] == token) or (redis.acl_check_cmd and not redis.acl_check_cmd('del', lock)) then
+  local v = redis.pcall('hmget', lock, owner, 'redisync:token', 'mode')
+  if not (v[1] == '1' and v[2] == token and not v[3]) or (redis.acl_check_cmd and not redis.acl_check_cmd('del', lock)) then
     return nil
   end
   local now = redis.call('time') -- server time in µs, in decimal:

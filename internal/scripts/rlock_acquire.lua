@@ -41,13 +41,15 @@ end
 local lease = tonumber(ARGV[1])
 local shape = lock_shape(KEYS[1])
 if shape == 'none' then
-  local refusal = check_own({{2, 'string', TOKEN}}) or info_refusal(3)
+  local refusal = check_own({{2, 'string', TOKEN}}) or (info and info_refusal(3))
     or permitted({{'hset', KEYS[1]}, {'pexpire', KEYS[1]}})
   if refusal then
     return refusal
   end
   local res = grant(KEYS[1], ARGV[2], lease, KEYS[2])
-  info_record(info, ARGV[2], ARGV[6], lease, true)
+  if info then
+    info_record(info, ARGV[2], ARGV[6], lease, true)
+  end
   return latch_granted(KEYS[1], ARGV[4], ARGV[5], res)
 end
 if shape ~= 'lock' and shape ~= 'rwlock' then

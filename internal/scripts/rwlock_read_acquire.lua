@@ -37,14 +37,15 @@ if not KEYS[6] then
   -- The common path: a free name nobody waits for. EXISTS counts neither
   -- the hash, the waiting writers, the phase key nor the first read hold's
   -- timeout key and, but for the last-token key (a decimal with an expiry,
-  -- what check_own accepts), nothing else. The hash (the first write)
+  -- what check_own accepts, in canonical form, as lib.lua's grant_free
+  -- compares it), nothing else. The hash (the first write)
   -- needs no ACL check, the writes after it one each; they write what the
   -- rare path's add_read and phase_set write. It calls no helper: anything
   -- else falls through to the rare paths, before any write.
   local hold = KEYS[2] .. ':1'
   local e = redis.call('exists', KEYS[1], KEYS[3], KEYS[4], KEYS[5], hold)
   local last = e == 1 and redis.pcall('get', KEYS[3])
-  if (e == 0 or (type(last) == 'string' and string.match(last, '^%d+$') and redis.call('pttl', KEYS[3]) > 0))
+  if (e == 0 or (type(last) == 'string' and string.match(last, '^[1-9]%d*$') and redis.call('pttl', KEYS[3]) > 0))
       and (not redis.acl_check_cmd or (redis.acl_check_cmd('set', hold) and redis.acl_check_cmd('pexpire', KEYS[1])
         and redis.acl_check_cmd('set', KEYS[5]))) then
     local now = redis.call('time') -- server time in µs, in decimal:

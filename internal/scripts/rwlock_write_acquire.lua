@@ -30,14 +30,14 @@
 if not KEYS[5] then
   -- The common path: a free name nobody waits for. EXISTS counts neither
   -- the hash, the waiting writers nor the phase key and, but for the
-  -- last-token key (a decimal with an expiry, what check_own accepts),
-  -- nothing else. The hash (the first write) needs no ACL check, its
+  -- last-token key (a decimal with an expiry, what check_own accepts, in
+  -- canonical form, as lib.lua's grant_free compares it), nothing else. The hash (the first write) needs no ACL check, its
   -- PEXPIRE and the phase key's SET one each; the phase key is written as
   -- phase_set does. It calls no helper: anything else falls through to the
   -- rare paths, before any write.
   local e = redis.call('exists', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
   local last = e == 1 and redis.pcall('get', KEYS[2])
-  if (e == 0 or (type(last) == 'string' and string.match(last, '^%d+$') and redis.call('pttl', KEYS[2]) > 0))
+  if (e == 0 or (type(last) == 'string' and string.match(last, '^[1-9]%d*$') and redis.call('pttl', KEYS[2]) > 0))
       and (not redis.acl_check_cmd or (redis.acl_check_cmd('pexpire', KEYS[1]) and redis.acl_check_cmd('set', KEYS[4]))) then
     local now = redis.call('time') -- server time in µs, in decimal:
     local t = #now[2] == 6 and now[1] .. now[2] or now[1] .. string.sub('00000' .. now[2], -6)

@@ -38,8 +38,9 @@ if not KEYS[7] and ARGV[2] == '1' then
   -- The common path: one permit of a semaphore nobody holds or waits for.
   -- EXISTS counts the semaphore's keys: none (a new semaphore), or one
   -- that is its configuration (a capacity with no expiry, as sem_shape
-  -- accepts), so no holder needs taking back, no waiter dropping or
-  -- waking. The first write (the configuration's token) needs no ACL
+  -- accepts, whose last token, if any, is a decimal in canonical form, as
+  -- lib.lua's grant_free compares it), so no holder needs taking back, no
+  -- waiter dropping or waking. The first write (the configuration's token) needs no ACL
   -- check, the four after it one each. It calls no helper: anything else
   -- falls through to the rare paths, before any write, which check it all
   -- again and answer it.
@@ -47,7 +48,7 @@ if not KEYS[7] and ARGV[2] == '1' then
   local cfg = e == 1 and redis.pcall('hmget', KEYS[1], 'capacity', 'token')
   local cap = e == 0 and ARGV[1] or (cfg and cfg[1])
   if type(cap) == 'string' and string.match(cap, '^%d+$') and #cap <= 16 and tonumber(cap) <= 1e15 and tonumber(cap) >= 1
-      and (e == 0 or ((not cfg[2] or string.match(cfg[2], '^%d+$')) and redis.call('pttl', KEYS[1]) == -1))
+      and (e == 0 or ((not cfg[2] or string.match(cfg[2], '^[1-9]%d*$')) and redis.call('pttl', KEYS[1]) == -1))
       and (not redis.acl_check_cmd or (redis.acl_check_cmd('hset', KEYS[3]) and redis.acl_check_cmd('zadd', KEYS[2])
         and redis.acl_check_cmd('pexpire', KEYS[2]) and redis.acl_check_cmd('pexpire', KEYS[3]))) then
     local now = redis.call('time') -- server time in µs, in decimal:
