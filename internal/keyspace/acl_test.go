@@ -73,6 +73,9 @@ var aclFlows = []aclFlow{
 			{"read lock", rw.RLock}, {"read unlock", rw.RUnlock},
 			{"write lock", rw.Lock}, {"write unlock", rw.Unlock},
 			{"other reads", other.RLock},
+			// The rare paths: a read hold beside another's (the writers'
+			// queue purged, one field of two removed).
+			{"read beside it", rw.RLock}, {"read unlock beside it", rw.RUnlock},
 			{"write waits and gives up", func(ctx context.Context) error {
 				ctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 				defer cancel()
