@@ -163,6 +163,27 @@ func (e *Engine) RecordsFor(target any) bool {
 // Recorded is a renewal target made of per-node RenewTargets (redlock's).
 type Recorded interface{ RecordTargets() []*RenewTarget }
 
+// AwaitRecord waits (until ctx ends at most) for the renewal round in
+// flight with target, if any, to end, its record writes answered: a
+// release sent after it finds (IsRecorded) and deletes the record that
+// round writes, where a release sent before the write would leave it to
+// its TTL and to the owner's next hold. The watchdog no longer carries a
+// target whose hold is being released, so no later round starts.
+func AwaitRecord(ctx context.Context, target any) {
+	// Redlock's targets (Recorded) are not awaited: its rounds wait for
+	// stalled nodes, which its release must not.
+	t, ok := target.(*RenewTarget)
+	if !ok {
+		return
+	}
+	if ch := t.recordFlight.Load(); ch != nil {
+		select {
+		case <-*ch:
+		case <-ctx.Done():
+		}
+	}
+}
+
 // IsRecorded reports whether the hold with renewal target target may have
 // a holder record: its release then deletes it. False only when no record
 // was written for it (nor for any of its nodes): the release is given no

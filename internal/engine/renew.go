@@ -60,6 +60,10 @@ type RenewTarget struct {
 	// recordedAt is recorded for readers outside the round (a release):
 	// unix ns of the first record write that got an answer, 0 for none.
 	recordedAt atomic.Int64
+	// recordFlight is closed when the last renewal round that carried the
+	// target ended, its record writes answered (see AwaitRecord); nil
+	// before the first.
+	recordFlight atomic.Pointer[chan struct{}]
 }
 
 // Renew implements watchdog.Renewer.
@@ -212,6 +216,15 @@ func splitBySlot(calls []renewCall) [][]renewCall {
 // never delays a confirmation.
 func runRenewCalls(ctx context.Context, e *Engine, script *scripts.RenewScript, targets []*RenewTarget, calls []renewCall, out []watchdog.Result, report func(int, watchdog.Result)) {
 	sent := time.Now()
+	flight := make(chan struct{})
+	defer close(flight) // after sendRecords: see AwaitRecord
+	for _, c := range calls {
+		for _, k := range c.idx {
+			if t := targets[k]; e.WantsRecord(t) && t.recordedAt.Load() == 0 {
+				t.recordFlight.Store(&flight)
+			}
+		}
+	}
 	var cmds rueidis.Commands
 	var sentCalls []int // indexes into calls of the commands in cmds
 	for i, c := range calls {

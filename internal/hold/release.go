@@ -238,6 +238,9 @@ func (h *Hold) run(ctx context.Context, j *job) (error, bool) {
 			}
 		}
 		j.args.Latch = h.nextLatch()
+		if j.renewal != nil {
+			engine.AwaitRecord(ctx, j.renewal.Target)
+		}
 		j.args.Unrecorded = j.renewal != nil && !engine.IsRecorded(j.renewal.Target)
 		if j.last && j.args.Latch.Field != "" && j.token > 0 {
 			// The handle's last hold: its latch field goes with it, unless
