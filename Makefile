@@ -65,8 +65,11 @@ compare-quick: redis-server
 # callgrind, against the bare Redisson-style script pair and a bare renewal,
 # with INFO commandstats per script; prints the markdown tables of
 # docs/benchmarks.md's "Server cost". Without valgrind it says so and skips.
+# ONLY="rwlock,semaphore" counts those primitives alone (the reference rows
+# always run).
+ONLY ?=
 cost: redis-server
-	cd bench && go run . -cost
+	cd bench && go run . -cost -only "$(ONLY)"
 
 # Installs Debian's redis-server and redis-tools (redis-cli forms the test
 # Cluster) when missing (needs root, as on CI).

@@ -13,7 +13,7 @@ import (
 )
 
 // runCost is the cost scenario: it prints its markdown tables to stdout.
-func runCost() error {
+func runCost(only []string) error {
 	if why := valgrindMissing(); why != "" {
 		fmt.Fprintln(os.Stderr, "cost: skipped:", why)
 		fmt.Println("cost: skipped:", why)
@@ -34,6 +34,9 @@ func runCost() error {
 	}
 	var rows []costRow
 	for _, c := range costCases() {
+		if !costSelected(c.name, only) {
+			continue
+		}
 		fmt.Fprintf(os.Stderr, "== %s\n", c.name)
 		var ins [2]int64
 		var took [2]time.Duration
@@ -64,6 +67,9 @@ func runCost() error {
 	if controlled {
 		batch := 0
 		for _, rc := range renewalCases() {
+			if !costSelected(rc.name, only) {
+				continue
+			}
 			row, mean, err := watchdogRow(ctx, rc, idle)
 			if err != nil {
 				return err
@@ -73,6 +79,9 @@ func runCost() error {
 			}
 			renewals = append(renewals, row)
 		}
+		if batch == 0 { // rlock's was not counted
+			batch = costHolds
+		}
 		bare, err := bareRenewalRow(ctx, batch)
 		if err != nil {
 			return err
@@ -81,6 +90,21 @@ func runCost() error {
 	}
 	fmt.Print(costMarkdown(rows, renewals, idle, time.Since(started)))
 	return nil
+}
+
+// costSelected says whether -only selects the case: a reference row (its
+// name starts with "(") always, a primitive when its name starts with one
+// of only's prefixes (every primitive when only is empty).
+func costSelected(name string, only []string) bool {
+	if strings.HasPrefix(name, "(") {
+		return true
+	}
+	for _, p := range only {
+		if p = strings.TrimSpace(p); p == "" && len(only) == 1 || p != "" && strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // idleRate is what an idle server under callgrind executes a second (its

@@ -33,9 +33,10 @@ func main() {
 	quick := flag.Bool("quick", false, "a one-minute subset (fewer sizes, shorter runs)")
 	out := flag.String("out", ".", "directory for results.json and chart.svg")
 	cost := flag.Bool("cost", false, "the server-cost scenario alone: redis-server instructions per operation under callgrind (make cost)")
+	only := flag.String("only", "", "with -cost: the primitives to count, comma-separated name prefixes (\"rwlock,semaphore\"); the reference rows always run")
 	flag.Parse()
 	if *cost {
-		if err := runCost(); err != nil {
+		if err := runCost(strings.Split(*only, ",")); err != nil {
 			fmt.Fprintln(os.Stderr, "bench -cost:", err)
 			os.Exit(1)
 		}
