@@ -2,13 +2,17 @@ package scripts
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strconv"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/redisync/redisync/internal/redistest"
 )
@@ -131,4 +135,71 @@ func TestRenewBatchAcrossSlotsLearnsTheDigestOnACluster(t *testing.T) {
 		assert.True(t, alive[0], names[i])
 	}
 	assert.Len(t, LockRenew.src.digest(), 40)
+}
+
+// TestConcurrentFirstRunsMeetScriptFlushes: many goroutines run a script
+// for the first time at once while another flushes the script cache again
+// and again. Every run succeeds (a NOSCRIPT never reaches a caller: the
+// learned digest falls back to EVAL), one SCRIPT LOAD at a time is in
+// flight, and the digest learned is the script's.
+func TestConcurrentFirstRunsMeetScriptFlushes(t *testing.T) {
+	unlearn(t, rlockAcquire.src)
+	unlearn(t, rlockRelease.src)
+	unlearn(t, LockRenew.src)
+	srv := redistest.Start(t)
+	rc := srv.Client(t)
+	admin := srv.Client(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var flushes sync.WaitGroup
+	flushes.Add(1)
+	go func() {
+		defer flushes.Done()
+		for ctx.Err() == nil {
+			admin.Do(ctx, admin.B().ScriptFlush().Build())
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	const workers, rounds = 32, 40
+	var g errgroup.Group
+	for w := range workers {
+		g.Go(func() error {
+			for i := range rounds {
+				k := lockKeys(fmt.Sprintf("w%d:%d", w, i))
+				got, err := LockAcquire(ctx, rc, k, "10000", "o", false)
+				if err != nil || !got.OK {
+					return fmt.Errorf("acquire %s: %v %+v", k.Lock, err, got)
+				}
+				it := &RenewItem{Key: k.Lock, Owner: "o"}
+				cmd := LockRenew.Command(rc, "10000", 1, func(int) *RenewItem { return it })
+				res := LockRenew.DoMulti(ctx, rc, k.Lock, cmd)
+				if IsNoScript(res[0].Error()) {
+					// The batch path's own fallback (the watchdog's): EVAL.
+					res = []rueidis.RedisResult{rc.Do(ctx, LockRenew.EvalCommand(rc, "10000", 1, func(int) *RenewItem { return it }))}
+				}
+				alive, err := ParseRenew(res[0], 1)
+				if err != nil || !alive[0] {
+					return fmt.Errorf("renew %s: %v %v", k.Lock, err, alive)
+				}
+				rel, err := LockRelease(ctx, rc, k, "o", "10000", 1, "0")
+				if err != nil || !rel.Acted || rel.Count != 0 {
+					return fmt.Errorf("release %s: %v %+v", k.Lock, err, rel)
+				}
+			}
+			return nil
+		})
+	}
+	err := g.Wait()
+	cancel()
+	flushes.Wait()
+	require.NoError(t, err)
+	for _, s := range []*source{rlockAcquire.src, rlockRelease.src, LockRenew.src} {
+		require.Len(t, s.digest(), 40)
+		assert.False(t, s.loading.Load(), "no SCRIPT LOAD left marked in flight")
+		loaded, err := admin.Do(context.Background(), admin.B().ScriptLoad().Script(s.Text()).Build()).ToString()
+		require.NoError(t, err)
+		assert.Equal(t, loaded, s.digest(), "the digest learned is the script's")
+	}
+	left, err := admin.Do(context.Background(), admin.B().Keys().Pattern("{w*}").Build()).AsStrSlice()
+	require.NoError(t, err)
+	assert.Empty(t, left, "every lock released")
 }
