@@ -144,8 +144,9 @@
 // extending exactly those keys, the hash and the phase key, never
 // shortening an expiry (PEXPIRE GT); either is gone when the phase key
 // names another token (a later hold of the same owner). A hold of count 1
-// in its own kind of phase costs HMGET, GET of the phase key (a reader:
-// MGET with its timeout key) and a PEXPIRE per key.
+// in its own kind of phase costs a look at the hash (HGET, a reader's
+// HMGET with "mode"), one at the phase key (a reader's MGET with its
+// timeout key) and a PEXPIRE per key.
 //
 // # Interoperating with Redisson
 //

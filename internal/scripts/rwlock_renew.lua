@@ -24,11 +24,12 @@
 -- the others keep reading.
 --
 -- The common path, a hold of count 1 in its own kind of phase: one HMGET
--- answers "a hash? this hold? its mode?", one GET (a read hold: MGET, with
--- its timeout key) shows the phase key carries exactly the value the hold
--- expects (so it is ours, and the hold's phase); then PEXPIRE ... GT of the
--- timeout key and the hash, and PEXPIRE of the phase key to the hash's
--- expiry. Anything else (counts above 1, a read under its owner's write,
+-- answers "a hash? this hold? in a read phase?" (a write hold: HGET of its
+-- field, which only a read-write lock's hash has: no owner id ends with
+-- ":write"), one GET (a read hold: MGET, with its timeout key) shows the
+-- phase key carries exactly the value the hold expects (so it is ours, and
+-- the hold's phase); then PEXPIRE ... GT of the timeout key and the hash,
+-- and PEXPIRE of the phase key to the hash's expiry. Anything else (counts above 1, a read under its owner's write,
 -- a Redisson phase, the old layout, keys of another type, an expiry that is
 -- already longer) takes the rare path, which looks again: the common path
 -- writes nothing that the rare path would not write too.
@@ -114,15 +115,13 @@ end
 local alive = {}
 for i = 1, #KEYS do
   local key, field, expect, first, phase = KEYS[i], ARGV[4 * i - 2], ARGV[4 * i - 1], ARGV[4 * i], ARGV[4 * i + 1]
-  local h = redis.pcall('hmget', key, field, 'mode')
-  local ok = false
-  if h[1] == '1' then
-    if first == '' then
-      ok = h[2] == 'write' and redis.pcall('get', phase) == expect
-    else
-      local v = h[2] == 'read' and redis.pcall('mget', phase, first)
-      ok = v and v[1] == expect and v[2] == '1' and redis.call('pexpire', first, lease, 'GT') == 1
-    end
+  local ok
+  if first == '' then
+    ok = redis.pcall('hget', key, field) == '1' and redis.pcall('get', phase) == expect
+  else
+    local h = redis.pcall('hmget', key, field, 'mode')
+    local v = h[1] == '1' and h[2] == 'read' and redis.pcall('mget', phase, first)
+    ok = v and v[1] == expect and v[2] == '1' and redis.call('pexpire', first, lease, 'GT') == 1
   end
   if ok and redis.call('pexpire', key, lease, 'GT') == 1 then
     redis.call('pexpire', phase, lease) -- the hash's expiry: the lease
