@@ -140,9 +140,13 @@
 //
 // The watchdog renews both sides in batches (rwlock_renew.lua, one script
 // per hash slot): a write hold while O:write is there; a read hold while O's
-// count and every one of O's timeout keys are there, extending exactly those
-// keys, the hash and the phase key; either is gone when the phase key names
-// another token (a later hold of the same owner).
+// count and every one of O's timeout keys ("1" with an expiry) are there,
+// extending exactly those keys, the hash and the phase key, never
+// shortening an expiry (PEXPIRE GT); either is gone when the phase key
+// names another token (a later hold of the same owner). A hold of count 1
+// in its own kind of phase costs a look at the hash (HGET, a reader's
+// HMGET with "mode"), one at the phase key (a reader's MGET with its
+// timeout key) and a PEXPIRE per key.
 //
 // # Interoperating with Redisson
 //

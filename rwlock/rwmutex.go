@@ -115,10 +115,10 @@ func New(c *redisync.Client, name string, opts ...Option) *RWMutex {
 	}
 	rw.read = side("rwlock.read", func(ctx context.Context, a scripts.ReleaseArgs) (scripts.Released, error) {
 		return scripts.RWReadRelease(ctx, e.RC, &rw.keys, rw.leaseMs, a, e.Publish)
-	}, scripts.RenewItem{Key: name, Owner: owner, Prefix: rw.keys.Timeouts, Phase: rw.keys.Phase, Info: info})
+	}, scripts.RenewItem{Key: name, Owner: owner, TokenSuffix: " r", Prefix: rw.keys.Timeouts + ":1", Phase: rw.keys.Phase, Info: info})
 	rw.write = side("rwlock.write", func(ctx context.Context, a scripts.ReleaseArgs) (scripts.Released, error) {
 		return scripts.RWWriteRelease(ctx, e.RC, &rw.keys, rw.leaseMs, a, e.Publish)
-	}, scripts.RenewItem{Key: name, Owner: rw.keys.WriteField, Phase: rw.keys.Phase, Info: info})
+	}, scripts.RenewItem{Key: name, Owner: rw.keys.WriteField, TokenSuffix: " w " + rw.keys.WriteField, Phase: rw.keys.Phase, Info: info})
 	if o.Gated() {
 		rw.wgate, rw.rgate = hold.NewRWGate(o.NonReentrant, e.Closed())
 	}

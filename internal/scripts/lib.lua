@@ -79,22 +79,14 @@ local function grant_free(exists, lock, token_key, owner, lease)
   return t
 end
 
--- Release owner's last hold of the lock hash at lock, whose token (a
--- decimal) the hash carries and which has no "mode": a hash that carries a
--- hold's token is that lock (no one else writes the field), unless a
--- Redisson RReadWriteLock reader joined it (Redisson takes a hash without
--- "mode" for free, and writes "mode" and its count): a read-write lock's
--- hash now, which the rare path leaves alone. The token is kept as keep_token
--- does, while it is behind the server clock, with SET NX GET, the first
--- write: it writes only where there is no key, and otherwise shows the
--- string there, written over only when it is ours (a decimal with an
--- expiry); a key of another type, a denial or out of memory write nothing.
--- Only DEL, the second write, takes an ACL check. Returns true, or nil.
-local function release_last(lock, token_key, owner, token)
-  local v = redis.pcall('hmget', lock, owner, 'redisync:token', 'mode')
-  if not (v[1] == '1' and v[2] == token and not v[3]) or (redis.acl_check_cmd and not redis.acl_check_cmd('del', lock)) then
-    return nil
-  end
+-- Keep token (a decimal), a released hold's, in token_key as keep_token
+-- does, on a release's common path: while the token is behind the server
+-- clock, with SET NX GET, the first write: it writes only where there is no
+-- key, and otherwise shows the string there, written over only when it is
+-- ours (a decimal with an expiry); a key of another type, a denial or out
+-- of memory write nothing. Returns true once the token is kept, or nil,
+-- having written nothing (the caller's rare path then keeps it).
+local function keep_last(token_key, token)
   local now = redis.call('time') -- server time in µs, in decimal:
   now = #now[2] == 6 and now[1] .. now[2] or now[1] .. string.sub('00000' .. now[2], -6)
   if #token > #now or (#token == #now and token > now) then -- token > now
@@ -103,9 +95,23 @@ local function release_last(lock, token_key, owner, token)
   local last = redis.pcall('set', token_key, token, 'PX', '10000', 'NX', 'GET') -- KEEP_TOKEN_MS
   if type(last) == 'string' and string.match(last, '^%d+$') and redis.call('pttl', token_key) > 0 then
     redis.call('set', token_key, token, 'PX', '10000')
-    last = false
+    return true
   end
-  if last ~= false then
+  return last == false or nil
+end
+
+-- Release owner's last hold of the lock hash at lock, whose token (a
+-- decimal) the hash carries and which has no "mode": a hash that carries a
+-- hold's token is that lock (no one else writes the field), unless a
+-- Redisson RReadWriteLock reader joined it (Redisson takes a hash without
+-- "mode" for free, and writes "mode" and its count): a read-write lock's
+-- hash now, which the rare path leaves alone. The token is kept first
+-- (keep_last); only DEL, the second write, takes an ACL check. Returns
+-- true, or nil.
+local function release_last(lock, token_key, owner, token)
+  local v = redis.pcall('hmget', lock, owner, 'redisync:token', 'mode')
+  if not (v[1] == '1' and v[2] == token and not v[3]) or (redis.acl_check_cmd and not redis.acl_check_cmd('del', lock))
+      or not keep_last(token_key, token) then
     return nil
   end
   redis.call('del', lock)

@@ -14,8 +14,13 @@ type RenewItem struct {
 	Key   string
 	Owner string // the hash field that records the hold
 	Token uint64 // 0: do not check the token
-	// Prefix is, for RWLockRenew, the read hold's timeout-key prefix (""
-	// for a write hold); for SemRenew, the semaphore's permits hash.
+	// TokenSuffix follows the token in TokenArg (not a token of 0): for
+	// RWLockRenew, the rest of the phase key's value the hold expects
+	// (" r" for a read hold, " w <owner>:write" for a write hold).
+	TokenSuffix string
+	// Prefix is, for RWLockRenew, the read hold's first timeout key
+	// ("<prefix>:1"; "" for a write hold); for SemRenew, the semaphore's
+	// permits hash.
 	Prefix string
 	// Phase is, for RWLockRenew, the lock's phase key (its token, see
 	// rwlock_lib.lua).
@@ -25,7 +30,7 @@ type RenewItem struct {
 	// touch it.
 	Info string
 
-	tokenArg string // Token in decimal, formatted once
+	tokenArg string // Token in decimal and TokenSuffix, formatted once
 }
 
 // TokenArg is the item's token as the scripts take it, formatted on first
@@ -35,6 +40,9 @@ type RenewItem struct {
 func (it *RenewItem) TokenArg() string {
 	if it.tokenArg == "" {
 		it.tokenArg = strconv.FormatUint(it.Token, 10)
+		if it.Token != 0 {
+			it.tokenArg += it.TokenSuffix
+		}
 	}
 	return it.tokenArg
 }

@@ -21,24 +21,33 @@
 -- Pattern of a phase key's value.
 local RW_PHASE = '^%d+ [rw]'
 
+-- The token that v, the phase key's value (false: none, or not a string),
+-- records for the phase of lock, whose "mode" is mode, or nil when it
+-- records no phase of this hash. known is a field the caller has seen in
+-- lock (nil: none), so that a look at it is spared.
+local function phase_value(lock, v, mode, known)
+  local token, kind, writer = string.match(v or '', '^(%d+) ([rw]) ?(.*)$')
+  if token and kind == 'r' and mode == 'read' then
+    return tonumber(token)
+  end
+  -- A write phase: while its writer writes, or, once a Redisson release
+  -- downgraded it (mode "read" without a word to us), while the writer
+  -- still reads.
+  local field = token and kind == 'w' and ((mode == 'write' and writer)
+    or (mode == 'read' and string.sub(writer, -6) == ':write' and string.sub(writer, 1, -7)))
+  if field and (field == known or redis.call('hexists', lock, field) == 1) then
+    return tonumber(token)
+  end
+  return nil
+end
+
 -- The token of the lock's current phase (mode: the hash's "mode"), or nil
 -- when no phase token of this hash is known (a phase a Redisson client
 -- began).
 local function phase_token(lock, phase_key, mode)
-  local v = redis.call('get', phase_key)
-  if v then
-    local token, kind, writer = string.match(v, '^(%d+) ([rw]) ?(.*)$')
-    if token and kind == 'r' and mode == 'read' then
-      return tonumber(token)
-    end
-    -- A write phase: while its writer writes, or, once a Redisson release
-    -- downgraded it (mode "read" without a word to us), while the writer
-    -- still reads.
-    if token and kind == 'w' and ((mode == 'write' and redis.call('hexists', lock, writer) == 1)
-        or (mode == 'read' and string.sub(writer, -6) == ':write'
-          and redis.call('hexists', lock, string.sub(writer, 1, -7)) == 1)) then
-      return tonumber(token)
-    end
+  local token = phase_value(lock, redis.call('get', phase_key), mode, nil)
+  if token then
+    return token
   end
   local old = redis.call('hget', lock, 'redisync:token')
   if old then

@@ -37,11 +37,10 @@ if not KEYS[7] and ((ARGV[3] or '1') == '1' or ARGV[3] == '0' or ARGV[3] == '-1'
   -- The common path, the release of the only read hold on the lock: the
   -- hash is that hold alone, the phase key carries its token (so both are
   -- ours, and the hold is of the lock's current phase), and its timeout
-  -- key is ours ("1" with an expiry) or gone. The token is kept with SET NX
-  -- GET as lib.lua's release_last keeps it (the first write); DEL of the
-  -- hash, the phase key and the timeout key, the second, takes the one ACL
-  -- check. It calls no helper: anything else falls through to the rare
-  -- paths, before any write.
+  -- key is ours ("1" with an expiry) or gone. The token is kept first
+  -- (lib.lua's keep_last); DEL of the hash, the phase key and the timeout
+  -- key, the second write, takes the one ACL check. Anything else falls
+  -- through to the rare paths, before any write.
   local h = redis.pcall('hgetall', KEYS[1])
   local hold = KEYS[3] .. ':1'
   local token = ARGV[2]
@@ -50,21 +49,11 @@ if not KEYS[7] and ((ARGV[3] or '1') == '1' or ARGV[3] == '0' or ARGV[3] == '-1'
       and redis.pcall('get', KEYS[6]) == token .. ' r' then
     local v = redis.pcall('get', hold)
     if (not v or (v == '1' and redis.call('pttl', hold) > 0))
-        and (not redis.acl_check_cmd or redis.acl_check_cmd('del', KEYS[1], KEYS[6], hold)) then
-      local now = redis.call('time') -- server time in µs, in decimal:
-      now = #now[2] == 6 and now[1] .. now[2] or now[1] .. string.sub('00000' .. now[2], -6)
-      if #token < #now or (#token == #now and token <= now) then -- token <= now
-        local last = redis.pcall('set', KEYS[5], token, 'PX', '10000', 'NX', 'GET') -- KEEP_TOKEN_MS
-        if type(last) == 'string' and string.match(last, '^%d+$') and redis.call('pttl', KEYS[5]) > 0 then
-          redis.call('set', KEYS[5], token, 'PX', '10000')
-          last = false
-        end
-        if last == false then
-          redis.call('del', KEYS[1], KEYS[6], hold)
-          redis.pcall(ARGV[4] or 'publish', KEYS[2], '1') -- a denied PUBLISH costs only the wake-up
-          return 0
-        end
-      end
+        and (not redis.acl_check_cmd or redis.acl_check_cmd('del', KEYS[1], KEYS[6], hold))
+        and keep_last(KEYS[5], token) then
+      redis.call('del', KEYS[1], KEYS[6], hold)
+      redis.pcall(ARGV[4] or 'publish', KEYS[2], '1') -- a denied PUBLISH costs only the wake-up
+      return 0
     end
   end
 end

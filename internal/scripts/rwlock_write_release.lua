@@ -34,30 +34,21 @@ if not KEYS[5] and ((ARGV[3] or '1') == '1' or ARGV[3] == '0' or ARGV[3] == '-1'
   -- The common path, the release of the last write hold of an owner that
   -- holds nothing else: the hash is that hold alone, and the phase key
   -- carries its token and field (so both are ours, and the hold is the
-  -- lock's current phase). The token is kept with SET NX GET as lib.lua's
-  -- release_last keeps it (the first write); DEL of the hash and the phase
-  -- key, the second, takes the one ACL check. It calls no helper: anything
-  -- else falls through to the rare paths, before any write.
-  local h = redis.pcall('hgetall', KEYS[1])
-  if #h == 4 and ((h[1] == 'mode' and h[2] == 'write' and h[3] == ARGV[1] and h[4] == '1')
-      or (h[3] == 'mode' and h[4] == 'write' and h[1] == ARGV[1] and h[2] == '1'))
+  -- lock's current phase). A hash with the write field "<owner>:write" is
+  -- a read-write lock's (no owner id of any kind ends with ":write"), in
+  -- mode "write" (Redisson's and our scripts write "mode" first and drop
+  -- the write field before mode turns "read"): two fields are that field
+  -- and "mode", so HGET and HLEN show the hash as HGETALL would. The token
+  -- is kept first (lib.lua's keep_last); DEL of the hash and the phase key,
+  -- the second write, takes the one ACL check. Anything else falls through
+  -- to the rare paths, before any write.
+  if redis.pcall('hget', KEYS[1], ARGV[1]) == '1' and redis.pcall('hlen', KEYS[1]) == 2
       and redis.pcall('get', KEYS[4]) == ARGV[2] .. ' w ' .. ARGV[1]
-      and (not redis.acl_check_cmd or redis.acl_check_cmd('del', KEYS[1], KEYS[4])) then
-    local token = ARGV[2]
-    local now = redis.call('time') -- server time in µs, in decimal:
-    now = #now[2] == 6 and now[1] .. now[2] or now[1] .. string.sub('00000' .. now[2], -6)
-    if #token < #now or (#token == #now and token <= now) then -- token <= now
-      local last = redis.pcall('set', KEYS[3], token, 'PX', '10000', 'NX', 'GET') -- KEEP_TOKEN_MS
-      if type(last) == 'string' and string.match(last, '^%d+$') and redis.call('pttl', KEYS[3]) > 0 then
-        redis.call('set', KEYS[3], token, 'PX', '10000')
-        last = false
-      end
-      if last == false then
-        redis.call('del', KEYS[1], KEYS[4])
-        redis.pcall(ARGV[4] or 'publish', KEYS[2], '1') -- a denied PUBLISH costs only the wake-up
-        return 0
-      end
-    end
+      and (not redis.acl_check_cmd or redis.acl_check_cmd('del', KEYS[1], KEYS[4]))
+      and keep_last(KEYS[3], ARGV[2]) then
+    redis.call('del', KEYS[1], KEYS[4])
+    redis.pcall(ARGV[4] or 'publish', KEYS[2], '1') -- a denied PUBLISH costs only the wake-up
+    return 0
   end
 end
 -- Rare paths: a nested hold, read holds beside it, a holder record, no
