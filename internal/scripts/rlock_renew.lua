@@ -12,17 +12,29 @@
 -- longer one; a key without expiry is left alone), and never extends a later
 -- hold of the same owner (its token differs).
 --
--- Two calls per hold: one HMGET answers "is it a hash, does the owner hold
--- it, with this token?", and the PEXPIRE. HMGET goes through pcall: a key
--- that is not a hash any more (overwritten with SET, turned into a list) is
--- not this lock, and its WRONGTYPE reply makes that hold gone instead of
--- aborting the renewal of every other hold in the batch.
+-- Two calls per hold: one look that answers "is it a hash, does this hold
+-- still own it?", and the PEXPIRE. For a hold with a token the look is HGET
+-- of "redisync:token": a lock hash that carries the hold's token is that
+-- hold's, owner included — the grant writes the owner's count and the
+-- token in one HSET, and every script (ours and Redisson's) removes the
+-- owner's field of a lock hash only by deleting the hash. A hold without
+-- one (a resumed owner, a Redisson hold) is looked at with HEXISTS of its
+-- owner. A scalar reply costs the server less than HMGET's array. The look
+-- goes through pcall: a key that is not a hash any more (overwritten with
+-- SET, turned into a list) is not this lock, and its WRONGTYPE reply makes
+-- that hold gone instead of aborting the renewal of every other hold in the
+-- batch.
 local lease = ARGV[1]
 local alive = {}
 for i = 1, #KEYS do
   local key, token = KEYS[i], ARGV[2 * i + 1]
-  local got = redis.pcall('hmget', key, ARGV[2 * i], 'redisync:token')
-  if got[1] and (token == '0' or got[2] == token) then
+  local held
+  if token == '0' then
+    held = redis.pcall('hexists', key, ARGV[2 * i]) == 1
+  else
+    held = redis.pcall('hget', key, 'redisync:token') == token
+  end
+  if held then
     redis.call('pexpire', key, lease, 'GT')
     alive[i] = 1
   else
