@@ -24,18 +24,21 @@
 -- SET, turned into a list) is not this lock, and its WRONGTYPE reply makes
 -- that hold gone instead of aborting the renewal of every other hold in the
 -- batch.
+-- Globals cost a lookup in the globals table each (about 120
+-- instructions), per hold: the loop reads them through locals.
+local rcall, rpcall, KEYS, ARGV = redis.call, redis.pcall, KEYS, ARGV
 local lease = ARGV[1]
 local alive = {}
 for i = 1, #KEYS do
   local key, token = KEYS[i], ARGV[2 * i + 1]
   local held
   if token == '0' then
-    held = redis.pcall('hexists', key, ARGV[2 * i]) == 1
+    held = rpcall('hexists', key, ARGV[2 * i]) == 1
   else
-    held = redis.pcall('hget', key, 'redisync:token') == token
+    held = rpcall('hget', key, 'redisync:token') == token
   end
   if held then
-    redis.call('pexpire', key, lease, 'GT')
+    rcall('pexpire', key, lease, 'GT')
     alive[i] = 1
   else
     alive[i] = 0
