@@ -33,25 +33,26 @@
 -- type or a denied command skips that hold instead of failing the call.
 
 -- Whether lock still carries the hold whose field (and token) are given:
--- a lock hash with the hold's token (rlock, fairlock), or the hold's field
--- where the hash carries no token (a read-write lock's lives in its phase
--- key; a hold begun by Redisson); a semaphore holder in the zset; a
--- Redlock key with the hold's value. Anything else (the key gone, another
--- type) holds no hold.
+-- a lock hash with the hold's token (rlock, fairlock: one HGET), or the
+-- hold's field where the hash carries no token (a read-write lock's lives
+-- in its phase key; a hold begun by Redisson) or none is known; a
+-- semaphore holder in the zset; a Redlock key with the hold's value. Each
+-- look goes through pcall and answers WRONGTYPE for a key of another type,
+-- which sends it to the next; anything else (the key gone, another type)
+-- holds no hold.
 local function held(lock, field, token)
-  local t = redis.call('type', lock).ok
-  if t == 'hash' then
-    local v = redis.call('hmget', lock, 'redisync:token', field)
-    if v[1] and token ~= '0' then
-      return v[1] == token
-    end
-    return v[2] ~= false
-  elseif t == 'zset' then
-    return redis.call('zscore', lock, field) ~= false
-  elseif t == 'string' then
-    return redis.call('get', lock) == field
+  local v = redis.pcall('hget', lock, 'redisync:token')
+  if type(v) == 'string' and token ~= '0' then
+    return v == token
   end
-  return false
+  if type(v) ~= 'table' then -- a hash (without a token, or none known), or no key
+    return redis.call('hexists', lock, field) == 1
+  end
+  v = redis.pcall('zscore', lock, field)
+  if type(v) ~= 'table' then
+    return v ~= false
+  end
+  return redis.pcall('get', lock) == field
 end
 
 local payload, ttl = ARGV[1], tonumber(ARGV[2])
