@@ -22,7 +22,7 @@ var (
 
 	rlockAcquire     = newScript(rlockAcquireSrc)
 	rlockRelease     = newScript(rlockReleaseSrc)
-	rlockRenew       = bareRenewScript(rlockRenewSrc, false)
+	rlockRenew       = bareRenewScript(rlockRenewSrc, false).withTokenFirst()
 	rlockForceUnlock = newScript(rlockForceUnlockSrc)
 	rlockAcquireAll  = newScript(rlockAcquireAllSrc)
 )

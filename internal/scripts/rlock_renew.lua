@@ -3,8 +3,9 @@
 --
 -- KEYS[i]      lock hash of hold i (all in one hash slot on a Cluster), i = 1..n
 -- ARGV[1]      lease in milliseconds
--- ARGV[2i]     owner id of hold i
--- ARGV[2i+1]   fencing token of hold i ("0": do not check the token)
+-- then, for each hold in turn: its fencing token, and after a token of
+--              "0" (none known: do not check it) its owner id (every
+--              argument costs the server a Lua string per call)
 --
 -- Reply: array with 1 for each hold still owned (its PTTL is now at least the
 -- lease) and 0 for each hold that is gone. A renewal never creates a key,
@@ -29,13 +30,16 @@
 local rcall, rpcall, KEYS, ARGV = redis.call, redis.pcall, KEYS, ARGV
 local lease = ARGV[1]
 local alive = {}
+local j = 2 -- hold i's first argument
 for i = 1, #KEYS do
-  local key, token = KEYS[i], ARGV[2 * i + 1]
+  local key, token = KEYS[i], ARGV[j]
   local held
   if token == '0' then
-    held = rpcall('hexists', key, ARGV[2 * i]) == 1
+    held = rpcall('hexists', key, ARGV[j + 1]) == 1
+    j = j + 2
   else
     held = rpcall('hget', key, 'redisync:token') == token
+    j = j + 1
   end
   if held then
     rcall('pexpire', key, lease, 'GT')
