@@ -508,7 +508,7 @@ var (
 )
 
 // A multilock over rlocks in one slot takes them in one script
-// (rlock_acquire_all.lua), which records the metadata of each; the
+// (rlock_acquire_all.lua); each component's first renewal records its holder, and the
 // multilock's inspection covers every component.
 func TestMultilockRecordsAndInspectsEveryComponent(t *testing.T) {
 	env := locktest.Setup(t, redisync.WithLabel("batch"), redisync.WithWatchdogTimeout(900*time.Millisecond))

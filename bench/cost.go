@@ -14,6 +14,7 @@ import (
 
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/fairlock"
+	"github.com/redisync/redisync/internal/keys"
 	"github.com/redisync/redisync/internal/redistest"
 	"github.com/redisync/redisync/rlock"
 	"github.com/redisync/redisync/rwlock"
@@ -146,8 +147,11 @@ func (rc renewalCase) watchdogRenewals(ctx context.Context, r rueidis.Client, ro
 			return 0, 0, err
 		}
 	}
-	// The first batch loads the renewal script (EVALSHA, NOSCRIPT, EVAL):
-	// the window starts after it.
+	// The first batch loads the renewal script (EVALSHA, NOSCRIPT, EVAL),
+	// and its holds' holder records follow it (each hold's record is
+	// written once, with its first renewal: a cost of the hold, not of a
+	// renewal, and refreshed only every RecordRefresh): the window starts
+	// after both.
 	for deadline := time.Now().Add(2 * costLease); ; time.Sleep(10 * time.Millisecond) {
 		if _, b := counts(); b > 0 {
 			break
@@ -155,6 +159,9 @@ func (rc renewalCase) watchdogRenewals(ctx context.Context, r rueidis.Client, ro
 		if time.Now().After(deadline) {
 			return 0, 0, errors.New("no renewal within two leases")
 		}
+	}
+	if err := awaitRecords(ctx, r, costHolds); err != nil {
+		return 0, 0, err
 	}
 	if err := callMark(mark, counts); err != nil {
 		return 0, 0, err
@@ -173,6 +180,27 @@ func (rc renewalCase) watchdogRenewals(ctx context.Context, r rueidis.Client, ro
 	}
 	n, b := counts()
 	return n, b, nil
+}
+
+// awaitRecords waits until the holder-info hashes of the first n cost
+// names all exist: the first renewal batch's records are written.
+func awaitRecords(ctx context.Context, rc rueidis.Client, n int) error {
+	infos := make([]string, n)
+	for i := range infos {
+		infos[i], _ = keys.Derived(keys.HolderInfoPrefix, costName(i))
+	}
+	for deadline := time.Now().Add(2 * costLease); ; time.Sleep(10 * time.Millisecond) {
+		got, err := rc.Do(ctx, rc.B().Exists().Key(infos...).Build()).AsInt64()
+		if err != nil {
+			return err
+		}
+		if got == int64(n) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the first renewal batch wrote %d of %d holder records within two leases", got, n)
+		}
+	}
 }
 
 func callMark(mark func(int, int) error, counts func() (int, int)) error {

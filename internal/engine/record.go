@@ -88,6 +88,7 @@ func (e *Engine) planRecords(targets []*RenewTarget, calls []renewCall, out []wa
 			}
 			due = append(due, t)
 			recs = append(recs, scripts.Record{Info: t.Item.Info, Field: t.Item.Owner,
+				Lock: t.Item.Key, Token: t.Item.TokenArg(),
 				AgeMs: sent.Sub(t.Granted).Milliseconds(), Refresh: !t.recorded.IsZero()})
 			// A release from now on may find a record: it is given the
 			// holder-info hash.

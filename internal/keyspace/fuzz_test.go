@@ -339,7 +339,7 @@ func recordNow(t *testing.T, c *redisync.Client, h *handle) {
 	}
 	rc := engine.FromClient(c).RC
 	payload := engine.FromClient(c).Config.HolderInfo
-	rec := func(int) scripts.Record { return scripts.Record{Info: info, Field: field} }
+	rec := func(int) scripts.Record { return scripts.Record{Info: info, Field: field, Lock: h.name} }
 	res := rc.Do(bg(), scripts.HolderRecordEval(rc, payload, "60000", 1, rec))
 	if err := res.Error(); err != nil {
 		t.Fatalf("%v %q: holder record: %v", h.kind, h.name, err)

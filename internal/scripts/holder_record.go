@@ -19,7 +19,11 @@ var (
 type Record struct {
 	Info  string // the holder-info hash
 	Field string // the hold's field there
-	AgeMs int64  // ms since the grant
+	// Lock is the key the hold's renewal extends, and Token the hold's
+	// token in decimal ("" or "0": none known): the record is written (or
+	// refreshed) only while the lock still carries the hold.
+	Lock, Token string
+	AgeMs       int64 // ms since the grant
 	// Refresh: the record was written before; only its expiry moves.
 	Refresh bool
 }
@@ -54,12 +58,16 @@ func recordArgs(payload, ttlMs string, n int, rec func(int) Record) *argBuf {
 	b.args = append(b.args, payload, ttlMs)
 	for i := range n {
 		r := rec(i)
-		b.keys = append(b.keys, r.Info)
+		b.keys = append(b.keys, r.Info, r.Lock)
 		age := "-1"
 		if !r.Refresh {
 			age = strconv.FormatInt(max(r.AgeMs, 0), 10)
 		}
-		b.args = append(b.args, r.Field, age)
+		token := r.Token
+		if token == "" {
+			token = "0"
+		}
+		b.args = append(b.args, r.Field, age, token)
 	}
 	return b
 }

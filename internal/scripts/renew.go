@@ -53,6 +53,9 @@ type RenewScript struct {
 	src    *source // assembled at first use (see source)
 	prefix bool    // each hold also passes its timeout-key prefix
 	phase  bool    // ... and its phase key (rwlock)
+	// tokenFirst: each hold passes its token, and its owner only when
+	// the token is 0 (rlock_renew.lua: the token alone identifies a hold).
+	tokenFirst bool
 }
 
 // newRenewScript is a renewal script that calls helpers of lib.lua.
@@ -68,6 +71,10 @@ func bareRenewScript(src string, prefix bool) *RenewScript {
 
 // withPhase marks a script that takes each hold's phase key after its prefix.
 func (s *RenewScript) withPhase() *RenewScript { s.phase = true; return s }
+
+// withTokenFirst marks a script whose holds pass their token, and their
+// owner only after a token of 0.
+func (s *RenewScript) withTokenFirst() *RenewScript { s.tokenFirst = true; return s }
 
 // The renewal scripts.
 var (
@@ -132,6 +139,13 @@ func (s *RenewScript) args(leaseMs string, n int, item func(int) *RenewItem) *ar
 	for i := range n {
 		it := item(i)
 		b.keys = append(b.keys, it.Key)
+		if s.tokenFirst {
+			b.args = append(b.args, it.TokenArg())
+			if it.Token == 0 {
+				b.args = append(b.args, it.Owner)
+			}
+			continue
+		}
 		b.args = append(b.args, it.Owner, it.TokenArg())
 		if s.prefix {
 			b.args = append(b.args, it.Prefix)

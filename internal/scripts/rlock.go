@@ -22,7 +22,7 @@ var (
 
 	rlockAcquire     = newScript(rlockAcquireSrc)
 	rlockRelease     = newScript(rlockReleaseSrc)
-	rlockRenew       = bareRenewScript(rlockRenewSrc, false)
+	rlockRenew       = bareRenewScript(rlockRenewSrc, false).withTokenFirst()
 	rlockForceUnlock = newScript(rlockForceUnlockSrc)
 	rlockAcquireAll  = newScript(rlockAcquireAllSrc)
 )
@@ -90,13 +90,13 @@ type LockRequest struct {
 // LockAcquireAll runs rlock_acquire_all.lua: every lock or none. When busy
 // it returns (nil, a wait hint, nil).
 func LockAcquireAll(ctx context.Context, c rueidis.Client, reqs []LockRequest) ([]Acquired, Acquired, error) {
-	keys := make([]string, 0, 3*len(reqs))
-	args := make([]string, 0, 4*len(reqs))
+	keys := make([]string, 0, 2*len(reqs))
+	args := make([]string, 0, 3*len(reqs))
 	for _, r := range reqs {
-		// The holder-info slot is the token key, which nothing writes there:
-		// holder records come with the first renewal (internal/engine, record.go).
-		keys = append(keys, r.Keys.Lock, r.Keys.Token, r.Keys.Token)
-		args = append(args, r.LeaseMs, r.Owner, flag(r.NonReentrant), "")
+		// No holder-info hash: holder records come with the first renewal
+		// (internal/engine, record.go).
+		keys = append(keys, r.Keys.Lock, r.Keys.Token)
+		args = append(args, r.LeaseMs, r.Owner, flag(r.NonReentrant))
 	}
 	res := rlockAcquireAll.Exec(ctx, c, keys, args)
 	if res.Error() != nil {
