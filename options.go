@@ -40,7 +40,7 @@ type options struct {
 	maxPoll         time.Duration
 	logger          *slog.Logger
 	observer        obs.Observer // the user's Observer, adapted (observe.go)
-	replication     Replication
+	replication     replication
 	holder          holderOptions // holder_options.go
 	eviction        EvictionCheck // eviction.go
 }
