@@ -236,15 +236,15 @@ func stallRows() []stallRow {
 		}),
 	}
 	// The inspection surface of every lock kind: one round trip each.
-	inspectors := map[string]func(c *redisync.Client, n string) redisync.Inspector{
-		"rlock.Mutex":         func(c *redisync.Client, n string) redisync.Inspector { return rlock.New(c, n) },
-		"fairlock.Mutex":      func(c *redisync.Client, n string) redisync.Inspector { return fairlock.New(c, n) },
-		"rwlock.RWMutex":      func(c *redisync.Client, n string) redisync.Inspector { return rwlock.New(c, n) },
-		"semaphore.Semaphore": func(c *redisync.Client, n string) redisync.Inspector { return semaphore.New(c, n, 2) },
-		"redlock.Mutex": func(c *redisync.Client, n string) redisync.Inspector {
+	inspectors := map[string]func(c *redisync.Client, n string) inspector{
+		"rlock.Mutex":         func(c *redisync.Client, n string) inspector { return rlock.New(c, n) },
+		"fairlock.Mutex":      func(c *redisync.Client, n string) inspector { return fairlock.New(c, n) },
+		"rwlock.RWMutex":      func(c *redisync.Client, n string) inspector { return rwlock.New(c, n) },
+		"semaphore.Semaphore": func(c *redisync.Client, n string) inspector { return semaphore.New(c, n, 2) },
+		"redlock.Mutex": func(c *redisync.Client, n string) inspector {
 			return redlock.New([]*redisync.Client{c}, n)
 		},
-		"multilock.Mutex": func(c *redisync.Client, n string) redisync.Inspector {
+		"multilock.Mutex": func(c *redisync.Client, n string) inspector {
 			return multilock.New(rlock.New(c, n+":a"), rlock.New(c, n+":b"))
 		},
 	}

@@ -1,7 +1,6 @@
 package redisync
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -182,18 +181,4 @@ func ParseHolderInfo(v string) *HolderInfo {
 		return nil
 	}
 	return &h
-}
-
-// Inspector is the inspection surface every lock handle offers
-// (rlock.Mutex, fairlock.Mutex, rwlock.RWMutex, redlock.Mutex,
-// semaphore.Semaphore, multilock.Mutex): whether anyone holds the lock,
-// this handle's owner's hold count, the remaining lease, and a
-// force-unlock for operators. Holders, which every kind has too, is not
-// part of it because a semaphore's holders carry more (semaphore.Holder
-// embeds Holder).
-type Inspector interface {
-	IsLocked(ctx context.Context) (bool, error)
-	HoldCount(ctx context.Context) (int, error)
-	TTL(ctx context.Context) (time.Duration, error)
-	ForceUnlock(ctx context.Context) (bool, error)
 }

@@ -497,14 +497,23 @@ func TestWithHolderInfoFalseNeedsNoACLForTheSideKey(t *testing.T) {
 	assert.False(t, env.Exists(t, "acl:job"))
 }
 
+// inspector is the inspection surface every lock handle offers, the
+// method set multilock asks of its components.
+type inspector interface {
+	IsLocked(ctx context.Context) (bool, error)
+	HoldCount(ctx context.Context) (int, error)
+	TTL(ctx context.Context) (time.Duration, error)
+	ForceUnlock(ctx context.Context) (bool, error)
+}
+
 // Every lock handle offers the one inspection surface.
 var (
-	_ redisync.Inspector = (*rlock.Mutex)(nil)
-	_ redisync.Inspector = (*fairlock.Mutex)(nil)
-	_ redisync.Inspector = (*rwlock.RWMutex)(nil)
-	_ redisync.Inspector = (*redlock.Mutex)(nil)
-	_ redisync.Inspector = (*semaphore.Semaphore)(nil)
-	_ redisync.Inspector = (*multilock.Mutex)(nil)
+	_ inspector = (*rlock.Mutex)(nil)
+	_ inspector = (*fairlock.Mutex)(nil)
+	_ inspector = (*rwlock.RWMutex)(nil)
+	_ inspector = (*redlock.Mutex)(nil)
+	_ inspector = (*semaphore.Semaphore)(nil)
+	_ inspector = (*multilock.Mutex)(nil)
 )
 
 // A multilock over rlocks in one slot takes them in one script

@@ -75,7 +75,11 @@ func TestInspectionsRunWithReadOnlyKeyAccess(t *testing.T) {
 	vred := redlock.New([]*redisync.Client{viewer}, "ro:red")
 	for _, k := range []struct {
 		kind    string
-		i       redisync.Inspector
+		i       interface {
+			IsLocked(context.Context) (bool, error)
+			HoldCount(context.Context) (int, error)
+			TTL(context.Context) (time.Duration, error)
+		}
 		holders func(context.Context) (int, error)
 	}{
 		{"rlock", vr, count(vr.Holders)},
