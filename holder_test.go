@@ -440,23 +440,6 @@ func TestLabelLimits(t *testing.T) {
 	})
 }
 
-func TestHolderInfoTextRoundTrip(t *testing.T) {
-	in := redisync.HolderInfo{Host: "h|x", PID: 42, Program: "cron\x1b[2K", Started: time.UnixMilli(1_700_000_000_123), Label: "a|b\"c"}
-	text, err := in.MarshalText()
-	require.NoError(t, err)
-	var out redisync.HolderInfo
-	require.NoError(t, out.UnmarshalText(text))
-	assert.Equal(t, in.Host, out.Host)
-	assert.Equal(t, in.PID, out.PID)
-	assert.Equal(t, in.Program, out.Program)
-	assert.Equal(t, in.Label, out.Label)
-	assert.True(t, in.Started.Equal(out.Started))
-	huge := `1|1|{"l":"` + strings.Repeat("x", 4096) + `"}`
-	for _, bad := range []string{"", "2|1|{}", "1|x|{}", "1|1|not json", "1|-5|{}", "junk", huge} {
-		assert.Nil(t, redisync.ParseHolderInfo(bad), bad)
-	}
-}
-
 // Redis refuses a script whose KEYS the user may not touch: a user whose
 // ACL does not cover the holder-info key cannot lock while its Client
 // records metadata, and can with WithHolderInfo(false), whose scripts are

@@ -11,6 +11,7 @@ import (
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/internal/engine"
 	"github.com/redisync/redisync/internal/errs"
+	"github.com/redisync/redisync/internal/holderinfo"
 	"github.com/redisync/redisync/internal/scripts"
 )
 
@@ -118,7 +119,7 @@ func (m *Mutex) holders(ctx context.Context, records bool) ([]redisync.Holder, e
 		h.Count++
 		h.TTL = min(h.TTL, v.ttl)
 		if h.Info == nil {
-			h.Info = redisync.ParseHolderInfo(v.info)
+			h.Info = (*redisync.HolderInfo)(holderinfo.Parse(v.info))
 		}
 	}
 	var out []redisync.Holder

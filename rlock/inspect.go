@@ -7,6 +7,7 @@ import (
 
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/internal/engine"
+	"github.com/redisync/redisync/internal/holderinfo"
 	"github.com/redisync/redisync/internal/keys"
 	"github.com/redisync/redisync/internal/scripts"
 )
@@ -60,7 +61,7 @@ func (m *Mutex) Holders(ctx context.Context) ([]redisync.Holder, error) {
 func holders(hs []engine.LockHolder) []redisync.Holder {
 	out := make([]redisync.Holder, len(hs))
 	for i, h := range hs {
-		out[i] = redisync.Holder{Owner: h.Owner, Count: h.Count, TTL: h.TTL, Info: redisync.ParseHolderInfo(h.Info)}
+		out[i] = redisync.Holder{Owner: h.Owner, Count: h.Count, TTL: h.TTL, Info: (*redisync.HolderInfo)(holderinfo.Parse(h.Info))}
 	}
 	return out
 }

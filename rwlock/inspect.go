@@ -8,6 +8,7 @@ import (
 
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/internal/engine"
+	"github.com/redisync/redisync/internal/holderinfo"
 	"github.com/redisync/redisync/internal/scripts"
 )
 
@@ -71,7 +72,7 @@ func (rw *RWMutex) Holders(ctx context.Context) ([]redisync.Holder, error) {
 		if o, ok := strings.CutSuffix(owner, ":write"); ok {
 			owner, mode = o, "write"
 		}
-		out[i] = redisync.Holder{Owner: owner, Mode: mode, Count: h.Count, TTL: h.TTL, Info: redisync.ParseHolderInfo(h.Info)}
+		out[i] = redisync.Holder{Owner: owner, Mode: mode, Count: h.Count, TTL: h.TTL, Info: (*redisync.HolderInfo)(holderinfo.Parse(h.Info))}
 	}
 	return out, nil
 }

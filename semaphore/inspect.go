@@ -7,6 +7,7 @@ import (
 
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/internal/engine"
+	"github.com/redisync/redisync/internal/holderinfo"
 	"github.com/redisync/redisync/internal/lockopt"
 	"github.com/redisync/redisync/internal/scripts"
 )
@@ -57,7 +58,7 @@ func (s *Semaphore) Holders(ctx context.Context) ([]Holder, error) {
 	for i, h := range st.Holders {
 		lease := time.Duration(h.ExpiryMs-st.NowMs) * time.Millisecond
 		out[i] = Holder{
-			Holder: redisync.Holder{Owner: h.ID, Count: int(h.Permits), TTL: lease, Info: redisync.ParseHolderInfo(h.Info)},
+			Holder: redisync.Holder{Owner: h.ID, Count: int(h.Permits), TTL: lease, Info: (*redisync.HolderInfo)(holderinfo.Parse(h.Info))},
 			ID:     h.ID, Permits: int(h.Permits), Lease: lease,
 		}
 	}

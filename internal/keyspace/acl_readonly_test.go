@@ -74,8 +74,8 @@ func TestInspectionsRunWithReadOnlyKeyAccess(t *testing.T) {
 	vr, vf, vrw := rlock.New(viewer, "ro:rlock"), fairlock.New(viewer, "ro:fair"), rwlock.New(viewer, "ro:rw")
 	vred := redlock.New([]*redisync.Client{viewer}, "ro:red")
 	for _, k := range []struct {
-		kind    string
-		i       interface {
+		kind string
+		i    interface {
 			IsLocked(context.Context) (bool, error)
 			HoldCount(context.Context) (int, error)
 			TTL(context.Context) (time.Duration, error)
