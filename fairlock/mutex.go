@@ -16,12 +16,12 @@ import (
 )
 
 // MaxNameLength is the longest lock name accepted, in bytes.
-const MaxNameLength = lockopt.MaxNameLength
+const MaxNameLength = 4096
 
 // MaxOwnerLength is the longest owner id WithOwner accepts, in bytes: an
 // id is sent with every command, is a field of the lock's hash and an
 // entry of its queue, and is part of its waiter's wake-up channel.
-const MaxOwnerLength = lockopt.MaxOwnerLength
+const MaxOwnerLength = 4096
 
 // Mutex is a fair distributed lock. Goroutines that share a Mutex exclude
 // each other as they would around a sync.Mutex, unless the handle was made

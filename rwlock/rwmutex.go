@@ -16,12 +16,12 @@ import (
 )
 
 // MaxNameLength is the longest lock name accepted, in bytes.
-const MaxNameLength = lockopt.MaxNameLength
+const MaxNameLength = 4096
 
 // MaxOwnerLength is the longest owner id WithOwner accepts, in bytes: an
 // id is sent with every command, names the lock hash's read and write
 // fields, and is part of every read hold's key.
-const MaxOwnerLength = lockopt.MaxOwnerLength
+const MaxOwnerLength = 4096
 
 // ErrUpgrade is returned at once by Lock (and TryLock) when the handle's
 // owner holds read holds but not the write hold: the write lock waits for

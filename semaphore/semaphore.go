@@ -17,7 +17,7 @@ import (
 )
 
 // MaxNameLength is the longest semaphore name accepted, in bytes.
-const MaxNameLength = lockopt.MaxNameLength
+const MaxNameLength = 4096
 
 // MaxPermits is the largest capacity and the largest count of one request.
 // Counts are added up inside Lua scripts, whose numbers are doubles: exact
