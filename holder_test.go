@@ -65,7 +65,7 @@ func holdKinds() []holdKind {
 				return hs
 			},
 			force: func(t *testing.T, c *redisync.Client, name string) {
-				ok, err := rlock.ForceUnlock(ctx, c, name)
+				ok, err := rlock.New(c, name).ForceUnlock(ctx)
 				require.NoError(t, err)
 				require.True(t, ok)
 			},
@@ -83,7 +83,7 @@ func holdKinds() []holdKind {
 				return hs
 			},
 			force: func(t *testing.T, c *redisync.Client, name string) {
-				ok, err := fairlock.ForceUnlock(ctx, c, name)
+				ok, err := fairlock.New(c, name).ForceUnlock(ctx)
 				require.NoError(t, err)
 				require.True(t, ok)
 			},
@@ -125,9 +125,9 @@ func holdKinds() []holdKind {
 				return out
 			},
 			force: func(t *testing.T, c *redisync.Client, name string) {
-				n, err := semaphore.ForceRelease(ctx, c, name)
+				ok, err := semaphore.New(c, name, 1).ForceUnlock(ctx)
 				require.NoError(t, err)
-				require.Equal(t, 1, n)
+				require.True(t, ok)
 			},
 		},
 		{
@@ -143,7 +143,7 @@ func holdKinds() []holdKind {
 				return hs
 			},
 			force: func(t *testing.T, c *redisync.Client, name string) {
-				ok, err := redlock.ForceUnlock(ctx, []*redisync.Client{c}, name)
+				ok, err := redlock.New([]*redisync.Client{c}, name).ForceUnlock(ctx)
 				require.NoError(t, err)
 				require.True(t, ok)
 			},
@@ -158,7 +158,7 @@ func rwHolders(t *testing.T, c *redisync.Client, name string) []redisync.Holder 
 }
 
 func rwForce(t *testing.T, c *redisync.Client, name string) {
-	ok, err := rwlock.ForceUnlock(context.Background(), c, name)
+	ok, err := rwlock.New(c, name).ForceUnlock(context.Background())
 	require.NoError(t, err)
 	require.True(t, ok)
 }

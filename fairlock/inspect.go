@@ -53,7 +53,11 @@ func (m *Mutex) Holders(ctx context.Context) ([]redisync.Holder, error) {
 	return out, nil
 }
 
-// ForceUnlock is the package's ForceUnlock for this lock's name.
+// ForceUnlock deletes the fair lock whoever holds it, wakes the first
+// waiter, and reports whether there was a lock to delete. The former holder
+// finds out at its next renewal (its Done closes with ErrLockLost). The
+// queue is kept. It is an operator's tool: a correct program releases with
+// Unlock.
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := m.check(ctx); err != nil {
 		return false, err

@@ -316,19 +316,3 @@ func (m *Mutex) HoldCount(ctx context.Context) (int, error) {
 	st, err := m.read(ctx, false) // inspect.go
 	return st.Count(m.owner), err
 }
-
-// ForceUnlock deletes the fair lock named name whoever holds it, wakes the
-// first waiter, and reports whether there was a lock to delete. The former
-// holder finds out at its next renewal (its Done closes with ErrLockLost).
-// The queue is kept. It is an operator's tool: a correct program releases
-// with Unlock.
-func ForceUnlock(ctx context.Context, c *redisync.Client, name string) (bool, error) {
-	if name == "" {
-		return false, fmt.Errorf("fairlock: ForceUnlock with an empty name: %w", redisync.ErrInvalidName)
-	}
-	m := New(c, name)
-	if err := m.check(ctx); err != nil {
-		return false, err
-	}
-	return m.ForceUnlock(ctx) // inspect.go
-}

@@ -191,10 +191,3 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 	}
 	return found, nil
 }
-
-// ForceUnlock deletes the Redlock named name on every node behind clients,
-// whoever holds it (see Mutex.ForceUnlock). It is an operator's tool: a
-// correct program releases with Unlock.
-func ForceUnlock(ctx context.Context, clients []*redisync.Client, name string) (bool, error) {
-	return New(clients, name).ForceUnlock(ctx)
-}

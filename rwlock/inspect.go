@@ -77,7 +77,10 @@ func (rw *RWMutex) Holders(ctx context.Context) ([]redisync.Holder, error) {
 	return out, nil
 }
 
-// ForceUnlock is the package's ForceUnlock for this lock's name.
+// ForceUnlock deletes the read-write lock, with every read and write hold
+// on it, wakes every waiter, and reports whether there was a lock to
+// delete. The former holders find out at their next renewal. It is an
+// operator's tool: a correct program releases with Unlock and RUnlock.
 func (rw *RWMutex) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := rw.check(ctx); err != nil {
 		return false, err

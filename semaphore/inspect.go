@@ -90,8 +90,11 @@ func (s *Semaphore) TTL(ctx context.Context) (time.Duration, error) {
 	return ttl, err
 }
 
-// ForceUnlock is ForceRelease for this semaphore's name: it reports whether
-// any permit was held.
+// ForceUnlock takes back every permit of the semaphore, whoever holds them,
+// wakes the first waiter, and reports whether any permit was held. The
+// capacity and the queue are kept; the former holders find out at their
+// next renewal (their Permits report ErrLockLost). It is an operator's
+// tool: a correct program releases its Permits.
 func (s *Semaphore) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := s.checkState(ctx); err != nil {
 		return false, err

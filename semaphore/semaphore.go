@@ -236,24 +236,3 @@ func (s *Semaphore) leave(ctx context.Context, id string) {
 		return !engine.Resend(err)
 	})
 }
-
-// ForceRelease takes back every permit of the semaphore named name, whoever
-// holds them, wakes the first waiter, and returns how many permits were
-// held. The capacity and the queue are kept; the former holders find out at
-// their next renewal (their Permits report ErrLockLost). It is an
-// operator's tool: a correct program releases its Permits.
-func ForceRelease(ctx context.Context, c *redisync.Client, name string) (int, error) {
-	if name == "" {
-		return 0, fmt.Errorf("semaphore: ForceRelease with an empty name: %w", redisync.ErrInvalidName)
-	}
-	s := New(c, name, 1)
-	if err := lockopt.Check("semaphore", s.e, s.nameErr, ctx); err != nil {
-		return 0, err
-	}
-	n, err := engine.WithInfoKey(s.e, name, func(info string) (int64, error) {
-		k := s.keys
-		k.Info = info
-		return scripts.SemForceRelease(ctx, s.e.RC, &k, s.e.Publish)
-	})
-	return int(n), engine.WrapIO("semaphore: forcing the release", name, err)
-}

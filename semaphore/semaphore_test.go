@@ -331,14 +331,14 @@ func TestReleaseWakesTheFirstWaiter(t *testing.T) {
 	}
 }
 
-func TestForceReleaseTakesBackEveryPermit(t *testing.T) {
+func TestForceUnlockTakesBackEveryPermit(t *testing.T) {
 	e := setup(t, redisync.WithWatchdogTimeout(300*time.Millisecond))
 	s := New(e.C, "sem:force", 3)
 	p, err := s.Acquire(bg(), 2)
 	require.NoError(t, err)
-	n, err := ForceRelease(bg(), e.C, "sem:force")
+	ok, err := New(e.C, "sem:force", 1).ForceUnlock(bg())
 	require.NoError(t, err)
-	assert.Equal(t, 2, n)
+	assert.True(t, ok)
 	avail, err := s.Available(bg())
 	require.NoError(t, err)
 	assert.Equal(t, 3, avail)
