@@ -17,32 +17,12 @@ import (
 // owner the Permit's ID and its count the permits it holds. Available,
 // Capacity and Waiting are in semaphore.go.
 
-// Holder is one acquisition holding permits. It embeds redisync.Holder,
-// the holder every lock kind reports (Owner: the Permit's ID, Count: its
-// permits, TTL: its remaining lease, Info: who took it); ID, Permits and
-// Lease are the same values under their earlier names, kept so that code
-// written before redisync.Holder existed still compiles.
-type Holder struct {
-	redisync.Holder
-	// ID is the Permit's ID, "<client uuid>:<n>".
-	//
-	// Deprecated: use Owner (the same value).
-	ID string
-	// Permits is how many permits it holds.
-	//
-	// Deprecated: use Count (the same value).
-	Permits int
-	// Lease is the remaining lease, by the server's clock.
-	//
-	// Deprecated: use TTL (the same value).
-	Lease time.Duration
-}
-
-// Holders lists who holds permits, how many, for how long yet, and what
-// each recorded about itself (Info: host, pid, program, start, label; nil
-// when its Client records nothing), ordered by lease expiry. Expired holders
-// are taken back first.
-func (s *Semaphore) Holders(ctx context.Context) ([]Holder, error) {
+// Holders lists the acquisitions holding permits, ordered by lease expiry:
+// for each, Owner is the Permit's ID ("<client uuid>:<n>"), Count its
+// permits, TTL its remaining lease by the server's clock, and Info what it
+// recorded about itself (host, pid, program, start, label; nil when its
+// Client records nothing). Expired holders are taken back first.
+func (s *Semaphore) Holders(ctx context.Context) ([]redisync.Holder, error) {
 	if err := s.checkState(ctx); err != nil {
 		return nil, err
 	}
@@ -54,13 +34,10 @@ func (s *Semaphore) Holders(ctx context.Context) ([]Holder, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Holder, len(st.Holders))
+	out := make([]redisync.Holder, len(st.Holders))
 	for i, h := range st.Holders {
 		lease := time.Duration(h.ExpiryMs-st.NowMs) * time.Millisecond
-		out[i] = Holder{
-			Holder: redisync.Holder{Owner: h.ID, Count: int(h.Permits), TTL: lease, Info: (*redisync.HolderInfo)(holderinfo.Parse(h.Info))},
-			ID:     h.ID, Permits: int(h.Permits), Lease: lease,
-		}
+		out[i] = redisync.Holder{Owner: h.ID, Count: int(h.Permits), TTL: lease, Info: (*redisync.HolderInfo)(holderinfo.Parse(h.Info))}
 	}
 	return out, nil
 }

@@ -26,7 +26,7 @@ func TestDoUnderALockerHoldsItsPermitsAndGivesThemBack(t *testing.T) {
 		hs, err := s.Holders(ctx)
 		require.NoError(t, err)
 		require.Len(t, hs, 1)
-		assert.Equal(t, 2, hs[0].Permits)
+		assert.Equal(t, 2, hs[0].Count)
 		return nil
 	})
 	require.NoError(t, err)
