@@ -171,9 +171,6 @@ func stallRows() []stallRow {
 		row("semaphore.Locker.Lock", func(t *testing.T, c *redisync.Client, n string) func(context.Context, <-chan struct{}) error {
 			return err1(semaphore.New(c, n, 2).Locker(1).Lock)
 		}),
-		row("semaphore.ForceRelease", func(t *testing.T, c *redisync.Client, n string) func(context.Context, <-chan struct{}) error {
-			return after(func(ctx context.Context) error { _, err := semaphore.ForceRelease(ctx, c, n); return err })
-		}),
 		row("multilock.Mutex.Lock", func(t *testing.T, c *redisync.Client, n string) func(context.Context, <-chan struct{}) error {
 			return err1(multilock.New(rlock.New(c, n+":a"), semaphore.New(c, n+":b", 1).Locker(1)).Lock)
 		}),
@@ -194,9 +191,6 @@ func stallRows() []stallRow {
 		}),
 		row("redlock.Mutex.Unlock", func(t *testing.T, c *redisync.Client, n string) func(context.Context, <-chan struct{}) error {
 			return err1(held(t, redlock.New([]*redisync.Client{c}, n)).Unlock)
-		}),
-		row("redlock.ForceUnlock", func(t *testing.T, c *redisync.Client, n string) func(context.Context, <-chan struct{}) error {
-			return bool1(func(ctx context.Context) (bool, error) { return redlock.ForceUnlock(ctx, []*redisync.Client{c}, n) })
 		}),
 		row("latch.Latch.Await", func(t *testing.T, c *redisync.Client, n string) func(context.Context, <-chan struct{}) error {
 			l := latch.New(c, n)
@@ -236,15 +230,15 @@ func stallRows() []stallRow {
 		}),
 	}
 	// The inspection surface of every lock kind: one round trip each.
-	inspectors := map[string]func(c *redisync.Client, n string) redisync.Inspector{
-		"rlock.Mutex":         func(c *redisync.Client, n string) redisync.Inspector { return rlock.New(c, n) },
-		"fairlock.Mutex":      func(c *redisync.Client, n string) redisync.Inspector { return fairlock.New(c, n) },
-		"rwlock.RWMutex":      func(c *redisync.Client, n string) redisync.Inspector { return rwlock.New(c, n) },
-		"semaphore.Semaphore": func(c *redisync.Client, n string) redisync.Inspector { return semaphore.New(c, n, 2) },
-		"redlock.Mutex": func(c *redisync.Client, n string) redisync.Inspector {
+	inspectors := map[string]func(c *redisync.Client, n string) inspector{
+		"rlock.Mutex":         func(c *redisync.Client, n string) inspector { return rlock.New(c, n) },
+		"fairlock.Mutex":      func(c *redisync.Client, n string) inspector { return fairlock.New(c, n) },
+		"rwlock.RWMutex":      func(c *redisync.Client, n string) inspector { return rwlock.New(c, n) },
+		"semaphore.Semaphore": func(c *redisync.Client, n string) inspector { return semaphore.New(c, n, 2) },
+		"redlock.Mutex": func(c *redisync.Client, n string) inspector {
 			return redlock.New([]*redisync.Client{c}, n)
 		},
-		"multilock.Mutex": func(c *redisync.Client, n string) redisync.Inspector {
+		"multilock.Mutex": func(c *redisync.Client, n string) inspector {
 			return multilock.New(rlock.New(c, n+":a"), rlock.New(c, n+":b"))
 		},
 	}
@@ -259,16 +253,6 @@ func stallRows() []stallRow {
 				})
 			}))
 		}
-	}
-	forceUnlocks := map[string]func(ctx context.Context, c *redisync.Client, n string) (bool, error){
-		"rlock.ForceUnlock":    rlock.ForceUnlock,
-		"fairlock.ForceUnlock": fairlock.ForceUnlock,
-		"rwlock.ForceUnlock":   rwlock.ForceUnlock,
-	}
-	for name, f := range forceUnlocks {
-		rows = append(rows, row(name, func(t *testing.T, c *redisync.Client, n string) func(context.Context, <-chan struct{}) error {
-			return bool1(func(ctx context.Context) (bool, error) { return f(ctx, c, n) })
-		}))
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].name < rows[j].name })
 	return rows
@@ -372,8 +356,7 @@ func TestStallTableCoversEveryMethod(t *testing.T) {
 			}
 		}
 	}
-	for _, f := range []string{"redisync.Do", "rlock.ForceUnlock", "fairlock.ForceUnlock", "rwlock.ForceUnlock",
-		"semaphore.ForceRelease", "redlock.ForceUnlock", "semaphore.Locker.Lock"} {
+	for _, f := range []string{"redisync.Do", "semaphore.Locker.Lock"} {
 		assert.True(t, have[f], "no ctx-bound row for %s", f)
 	}
 }

@@ -23,10 +23,9 @@
 //   - redlock: quorum lock over independent masters.
 //
 // Every lock type implements Locker, so Do runs a function under any of
-// them. The Client also takes a replication policy (WithReplication:
-// WaitReplicas sends WAIT with each write on the same connection), an
-// Observer for metrics (the redisyncotel module adapts it to OpenTelemetry)
-// and a logger.
+// them. The Client also takes a replication policy (WithWaitReplicas sends
+// WAIT with each write on the same connection), an Observer for metrics
+// (the redisyncotel module adapts it to OpenTelemetry) and a logger.
 //
 // # Ownership
 //

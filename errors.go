@@ -30,8 +30,8 @@ var (
 	// handle that already holds its lock.
 	ErrNonReentrant = errs.ErrNonReentrant
 	// ErrNotReplicated is returned (wrapped, with the count) when a write was
-	// not acknowledged by the replicas WaitReplicas asks for; an acquisition
-	// is then rolled back.
+	// not acknowledged by the replicas WithWaitReplicas asks for; an
+	// acquisition is then rolled back.
 	ErrNotReplicated = errs.ErrNotReplicated
 	// ErrWrongKind is returned when a key a primitive would use holds
 	// something that is not that primitive's layout: a user's data (a hash

@@ -1,14 +1,10 @@
 package redisync
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -74,10 +70,6 @@ const (
 	maxProgramLength = 255
 )
 
-// holderInfoVersion starts every stored value; a reader that meets another
-// version shows the hold without metadata.
-const holderInfoVersion = "1"
-
 // ErrBadLabel is returned by CheckLabel for a label the Client cannot record.
 var ErrBadLabel = errors.New("redisync: bad holder label")
 
@@ -91,15 +83,6 @@ func CheckLabel(label string) error {
 		return fmt.Errorf("redisync: label is not valid UTF-8: %w", ErrBadLabel)
 	}
 	return nil
-}
-
-// holderPayload is the JSON part of a stored value, with short keys: it is
-// written with every acquire.
-type holderPayload struct {
-	Host    string `json:"h,omitempty"`
-	PID     int    `json:"p,omitempty"`
-	Program string `json:"c,omitempty"`
-	Label   string `json:"l,omitempty"`
 }
 
 // processHolderInfo is what a Client records: this process, and label.
@@ -122,78 +105,4 @@ func cut(s string, n int) string {
 		s = s[:len(s)-1]
 	}
 	return s
-}
-
-// payload is the part of the stored value the acquire scripts are given;
-// they store "<version>|<server time in ms>|<payload>".
-func (h *HolderInfo) payload() string {
-	b, err := json.Marshal(holderPayload{Host: h.Host, PID: h.PID, Program: h.Program, Label: h.Label})
-	if err != nil { // strings and an int cannot fail
-		panic(err)
-	}
-	return string(b)
-}
-
-// MarshalText returns the stored form of h: "1|<Started in Unix ms>|<JSON
-// of host, pid, program and label>".
-func (h *HolderInfo) MarshalText() ([]byte, error) {
-	ms := int64(0)
-	if !h.Started.IsZero() {
-		ms = h.Started.UnixMilli()
-	}
-	return []byte(holderInfoVersion + "|" + strconv.FormatInt(ms, 10) + "|" + h.payload()), nil
-}
-
-// UnmarshalText reads the stored form (see MarshalText). Another version,
-// or anything malformed, is an error.
-func (h *HolderInfo) UnmarshalText(text []byte) error {
-	parts := strings.SplitN(string(text), "|", 3)
-	if len(parts) != 3 || parts[0] != holderInfoVersion {
-		return errors.New("redisync: holder info of an unknown format")
-	}
-	ms, err := strconv.ParseInt(parts[1], 10, 64)
-	if err != nil || ms < 0 {
-		return errors.New("redisync: holder info with a bad start time")
-	}
-	var p holderPayload
-	if err := json.Unmarshal([]byte(parts[2]), &p); err != nil {
-		return fmt.Errorf("redisync: holder info: %w", err)
-	}
-	*h = HolderInfo{Host: p.Host, PID: p.PID, Program: p.Program, Label: p.Label}
-	if ms > 0 {
-		h.Started = time.UnixMilli(ms)
-	}
-	return nil
-}
-
-// maxStoredLength bounds a stored value, as the acquire scripts do
-// (keyspace.lua's INFO_MAX): a longer one was not written by us.
-const maxStoredLength = 2048
-
-// ParseHolderInfo reads a stored value; nil when it is none of ours (a
-// reader shows such a hold without metadata), including anything longer
-// than a script would store.
-func ParseHolderInfo(v string) *HolderInfo {
-	if v == "" || len(v) > maxStoredLength {
-		return nil
-	}
-	var h HolderInfo
-	if h.UnmarshalText([]byte(v)) != nil {
-		return nil
-	}
-	return &h
-}
-
-// Inspector is the inspection surface every lock handle offers
-// (rlock.Mutex, fairlock.Mutex, rwlock.RWMutex, redlock.Mutex,
-// semaphore.Semaphore, multilock.Mutex): whether anyone holds the lock,
-// this handle's owner's hold count, the remaining lease, and a
-// force-unlock for operators. Holders, which every kind has too, is not
-// part of it because a semaphore's holders carry more (semaphore.Holder
-// embeds Holder).
-type Inspector interface {
-	IsLocked(ctx context.Context) (bool, error)
-	HoldCount(ctx context.Context) (int, error)
-	TTL(ctx context.Context) (time.Duration, error)
-	ForceUnlock(ctx context.Context) (bool, error)
 }

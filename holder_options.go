@@ -1,6 +1,10 @@
 package redisync
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/redisync/redisync/internal/holderinfo"
+)
 
 // holderOptions are the Client's holder-metadata settings (see HolderInfo).
 type holderOptions struct {
@@ -44,11 +48,12 @@ func (h *holderOptions) encoded() string {
 		return ""
 	}
 	info := processHolderInfo(h.label)
-	// The scripts store at most maxStoredLength bytes with a header of
+	// The scripts store at most holderinfo.MaxStored bytes with a header of
 	// under 20: a host or program name that JSON escaping blows up is cut
 	// further rather than lose the record.
-	for p := info.payload(); ; p = info.payload() {
-		if len(p) <= maxStoredLength-32 || (info.Host == "" && info.Program == "") {
+	payload := func() string { return holderinfo.Payload((*holderinfo.Info)(&info)) }
+	for p := payload(); ; p = payload() {
+		if len(p) <= holderinfo.MaxStored-32 || (info.Host == "" && info.Program == "") {
 			return p
 		}
 		info.Host, info.Program = cut(info.Host, len(info.Host)/2), cut(info.Program, len(info.Program)/2)

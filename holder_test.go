@@ -65,7 +65,7 @@ func holdKinds() []holdKind {
 				return hs
 			},
 			force: func(t *testing.T, c *redisync.Client, name string) {
-				ok, err := rlock.ForceUnlock(ctx, c, name)
+				ok, err := rlock.New(c, name).ForceUnlock(ctx)
 				require.NoError(t, err)
 				require.True(t, ok)
 			},
@@ -83,7 +83,7 @@ func holdKinds() []holdKind {
 				return hs
 			},
 			force: func(t *testing.T, c *redisync.Client, name string) {
-				ok, err := fairlock.ForceUnlock(ctx, c, name)
+				ok, err := fairlock.New(c, name).ForceUnlock(ctx)
 				require.NoError(t, err)
 				require.True(t, ok)
 			},
@@ -118,16 +118,12 @@ func holdKinds() []holdKind {
 			holders: func(t *testing.T, c *redisync.Client, name string) []redisync.Holder {
 				hs, err := semaphore.New(c, name, 2).Holders(ctx)
 				require.NoError(t, err)
-				out := make([]redisync.Holder, len(hs))
-				for i, h := range hs {
-					out[i] = h.Holder
-				}
-				return out
+				return hs
 			},
 			force: func(t *testing.T, c *redisync.Client, name string) {
-				n, err := semaphore.ForceRelease(ctx, c, name)
+				ok, err := semaphore.New(c, name, 1).ForceUnlock(ctx)
 				require.NoError(t, err)
-				require.Equal(t, 1, n)
+				require.True(t, ok)
 			},
 		},
 		{
@@ -143,7 +139,7 @@ func holdKinds() []holdKind {
 				return hs
 			},
 			force: func(t *testing.T, c *redisync.Client, name string) {
-				ok, err := redlock.ForceUnlock(ctx, []*redisync.Client{c}, name)
+				ok, err := redlock.New([]*redisync.Client{c}, name).ForceUnlock(ctx)
 				require.NoError(t, err)
 				require.True(t, ok)
 			},
@@ -158,7 +154,7 @@ func rwHolders(t *testing.T, c *redisync.Client, name string) []redisync.Holder 
 }
 
 func rwForce(t *testing.T, c *redisync.Client, name string) {
-	ok, err := rwlock.ForceUnlock(context.Background(), c, name)
+	ok, err := rwlock.New(c, name).ForceUnlock(context.Background())
 	require.NoError(t, err)
 	require.True(t, ok)
 }
@@ -385,7 +381,6 @@ func TestSemaphoreForgetsExpiredPermitsRecords(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, hs, 1)
 	assert.Equal(t, p.ID(), hs[0].Owner)
-	assert.Equal(t, hs[0].ID, hs[0].Owner)
 	assert.NotNil(t, hs[0].Info)
 	assert.Equal(t, int64(1), env.Int(t, "HLEN", infoKey("sem-expiring")))
 }
@@ -440,23 +435,6 @@ func TestLabelLimits(t *testing.T) {
 	})
 }
 
-func TestHolderInfoTextRoundTrip(t *testing.T) {
-	in := redisync.HolderInfo{Host: "h|x", PID: 42, Program: "cron\x1b[2K", Started: time.UnixMilli(1_700_000_000_123), Label: "a|b\"c"}
-	text, err := in.MarshalText()
-	require.NoError(t, err)
-	var out redisync.HolderInfo
-	require.NoError(t, out.UnmarshalText(text))
-	assert.Equal(t, in.Host, out.Host)
-	assert.Equal(t, in.PID, out.PID)
-	assert.Equal(t, in.Program, out.Program)
-	assert.Equal(t, in.Label, out.Label)
-	assert.True(t, in.Started.Equal(out.Started))
-	huge := `1|1|{"l":"` + strings.Repeat("x", 4096) + `"}`
-	for _, bad := range []string{"", "2|1|{}", "1|x|{}", "1|1|not json", "1|-5|{}", "junk", huge} {
-		assert.Nil(t, redisync.ParseHolderInfo(bad), bad)
-	}
-}
-
 // Redis refuses a script whose KEYS the user may not touch: a user whose
 // ACL does not cover the holder-info key cannot lock while its Client
 // records metadata, and can with WithHolderInfo(false), whose scripts are
@@ -497,14 +475,23 @@ func TestWithHolderInfoFalseNeedsNoACLForTheSideKey(t *testing.T) {
 	assert.False(t, env.Exists(t, "acl:job"))
 }
 
+// inspector is the inspection surface every lock handle offers, the
+// method set multilock asks of its components.
+type inspector interface {
+	IsLocked(ctx context.Context) (bool, error)
+	HoldCount(ctx context.Context) (int, error)
+	TTL(ctx context.Context) (time.Duration, error)
+	ForceUnlock(ctx context.Context) (bool, error)
+}
+
 // Every lock handle offers the one inspection surface.
 var (
-	_ redisync.Inspector = (*rlock.Mutex)(nil)
-	_ redisync.Inspector = (*fairlock.Mutex)(nil)
-	_ redisync.Inspector = (*rwlock.RWMutex)(nil)
-	_ redisync.Inspector = (*redlock.Mutex)(nil)
-	_ redisync.Inspector = (*semaphore.Semaphore)(nil)
-	_ redisync.Inspector = (*multilock.Mutex)(nil)
+	_ inspector = (*rlock.Mutex)(nil)
+	_ inspector = (*fairlock.Mutex)(nil)
+	_ inspector = (*rwlock.RWMutex)(nil)
+	_ inspector = (*redlock.Mutex)(nil)
+	_ inspector = (*semaphore.Semaphore)(nil)
+	_ inspector = (*multilock.Mutex)(nil)
 )
 
 // A multilock over rlocks in one slot takes them in one script

@@ -20,38 +20,38 @@ import (
 	"github.com/redisync/redisync/semaphore"
 )
 
-// inspectedKind is one lock kind's inspection surface: the Inspector
+// inspectedKind is one lock kind's inspection surface: the inspector
 // methods and Holders.
 type inspectedKind struct {
 	name   string
 	layout string // kinds of one layout (rlock and fairlock) read each other's holds
-	open   func(c *redisync.Client, name string) (redisync.Inspector, func(context.Context) error)
+	open   func(c *redisync.Client, name string) (inspector, func(context.Context) error)
 }
 
 func inspectedKinds() []inspectedKind {
 	holders := func(f func(context.Context) error) func(context.Context) error { return f }
 	return []inspectedKind{
-		{"rlock", "lock", func(c *redisync.Client, n string) (redisync.Inspector, func(context.Context) error) {
+		{"rlock", "lock", func(c *redisync.Client, n string) (inspector, func(context.Context) error) {
 			m := rlock.New(c, n)
 			return m, holders(func(ctx context.Context) error { _, err := m.Holders(ctx); return err })
 		}},
-		{"fairlock", "lock", func(c *redisync.Client, n string) (redisync.Inspector, func(context.Context) error) {
+		{"fairlock", "lock", func(c *redisync.Client, n string) (inspector, func(context.Context) error) {
 			m := fairlock.New(c, n)
 			return m, func(ctx context.Context) error { _, err := m.Holders(ctx); return err }
 		}},
-		{"rwlock", "rwlock", func(c *redisync.Client, n string) (redisync.Inspector, func(context.Context) error) {
+		{"rwlock", "rwlock", func(c *redisync.Client, n string) (inspector, func(context.Context) error) {
 			m := rwlock.New(c, n)
 			return m, func(ctx context.Context) error { _, err := m.Holders(ctx); return err }
 		}},
-		{"semaphore", "semaphore", func(c *redisync.Client, n string) (redisync.Inspector, func(context.Context) error) {
+		{"semaphore", "semaphore", func(c *redisync.Client, n string) (inspector, func(context.Context) error) {
 			m := semaphore.New(c, n, 2)
 			return m, func(ctx context.Context) error { _, err := m.Holders(ctx); return err }
 		}},
-		{"redlock", "redlock", func(c *redisync.Client, n string) (redisync.Inspector, func(context.Context) error) {
+		{"redlock", "redlock", func(c *redisync.Client, n string) (inspector, func(context.Context) error) {
 			m := redlock.New([]*redisync.Client{c}, n)
 			return m, func(ctx context.Context) error { _, err := m.Holders(ctx); return err }
 		}},
-		{"multilock", "lock", func(c *redisync.Client, n string) (redisync.Inspector, func(context.Context) error) {
+		{"multilock", "lock", func(c *redisync.Client, n string) (inspector, func(context.Context) error) {
 			m := multilock.New(rlock.New(c, n))
 			return m, func(ctx context.Context) error { _, err := m.Holders(ctx); return err }
 		}},

@@ -3,6 +3,7 @@ package redisync
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/redisync/redisync/internal/engine"
 	"github.com/redisync/redisync/internal/errs"
@@ -19,12 +20,12 @@ import (
 // undo can matter (the lease, a queue's waiter timeout), and Client.Close
 // gives it up (see CloseTimeout); until then the name may show held or the
 // request queued.
-const UndoWait = engine.UndoWait
+const UndoWait = 250 * time.Millisecond
 
 // CloseTimeout bounds how long Client.Close waits for the Client's tasks:
 // releases whose callers stopped waiting (Unlock, Release with a ctx that
 // ended first) and undos of cancelled calls.
-const CloseTimeout = engine.CloseTimeout
+const CloseTimeout = 2 * time.Second
 
 // Locker is the hold surface every primitive of redisync offers:
 // rlock.Mutex, fairlock.Mutex, rwlock.RWMutex (its write side) and its

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/redisync/redisync/internal/lockopt"
 	"github.com/redisync/redisync/internal/obs"
 )
 
@@ -29,7 +28,7 @@ const (
 	// while 1 ms and 2 ms leave none, and every grant would be given back.
 	// A handle with a shorter fixed lease returns ErrInvalidLease from every
 	// method without I/O; New panics on a shorter watchdog timeout.
-	MinLease = lockopt.MinLease
+	MinLease = 10 * time.Millisecond
 )
 
 // Option configures a Client.
@@ -40,7 +39,7 @@ type options struct {
 	maxPoll         time.Duration
 	logger          *slog.Logger
 	observer        obs.Observer // the user's Observer, adapted (observe.go)
-	replication     Replication
+	replication     replication
 	holder          holderOptions // holder_options.go
 	eviction        EvictionCheck // eviction.go
 }

@@ -5,24 +5,22 @@ import (
 	"time"
 )
 
-// Replication is a Client's replication policy: whether its writes wait
-// for replicas to acknowledge them (WithReplication).
-type Replication struct {
+// replication is a Client's replication policy; the zero value sends no
+// WAIT (writes are acknowledged by the master alone).
+type replication struct {
 	replicas int
 	timeout  time.Duration
 }
 
-// None: writes are acknowledged by the master alone; no WAIT is ever sent.
-// The default. On a single server it is the only sensible policy.
-var None = Replication{}
-
-// WaitReplicas: every write (acquire, release, renewal) is followed by WAIT
-// n timeout on the same connection, in the same pipelined batch. An
-// acquisition acknowledged by fewer than n replicas within timeout is
-// rolled back and Lock returns an error matching ErrNotReplicated; a renewal
-// that is not acknowledged counts as failed (retried until the lease would
-// run out, then the hold is lost); a release that is not acknowledged
-// returns ErrNotReplicated (it did happen on the master).
+// WithWaitReplicas makes every write (acquire, release, renewal) be
+// followed by WAIT n timeout on the same connection, in the same pipelined
+// batch. An acquisition acknowledged by fewer than n replicas within
+// timeout is rolled back and Lock returns an error matching
+// ErrNotReplicated; a renewal that is not acknowledged counts as failed
+// (retried until the lease would run out, then the hold is lost); a release
+// that is not acknowledged returns ErrNotReplicated (it did happen on the
+// master). New panics if n is negative, or if n >= 1 and timeout is below
+// MinDuration; n = 0 sends no WAIT.
 //
 // WAIT narrows the window in which a failover to a replica that never saw a
 // grant hands the lock out twice; it does not close it (Redis replication
@@ -40,17 +38,15 @@ var None = Replication{}
 // failover, writes to the shard fail with ErrNotReplicated until rueidis
 // has refreshed its slot map (about a second in the tests): acquisitions
 // are refused, renewals retried.
-func WaitReplicas(n int, timeout time.Duration) Replication {
-	return Replication{replicas: n, timeout: timeout}
+//
+// Default: no WAIT; writes are acknowledged by the master alone, the only
+// sensible policy on a single server.
+func WithWaitReplicas(n int, timeout time.Duration) Option {
+	return func(o *options) { o.replication = replication{replicas: n, timeout: timeout} }
 }
 
-// WithReplication sets the Client's replication policy. Default: None.
-func WithReplication(p Replication) Option {
-	return func(o *options) { o.replication = p }
-}
-
-func (p Replication) validate() {
+func (p replication) validate() {
 	if p.replicas < 0 || p.replicas > 0 && p.timeout < MinDuration {
-		panic(fmt.Sprintf("redisync: WaitReplicas(%d, %v): want n >= 1 and a timeout of at least %v", p.replicas, p.timeout, MinDuration))
+		panic(fmt.Sprintf("redisync: WithWaitReplicas(%d, %v): want n >= 1 and a timeout of at least %v", p.replicas, p.timeout, MinDuration))
 	}
 }

@@ -334,7 +334,7 @@ func suiteSemaphore(t *testing.T, d *deployment) {
 	hs, err := s.Holders(bg)
 	require.NoError(t, err)
 	require.Len(t, hs, 1)
-	assert.Equal(t, q.ID(), hs[0].ID)
+	assert.Equal(t, q.ID(), hs[0].Owner)
 	require.NoError(t, q.Release(bg))
 	avail, err := s.Available(bg)
 	require.NoError(t, err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/internal/engine"
+	"github.com/redisync/redisync/internal/holderinfo"
 	"github.com/redisync/redisync/internal/scripts"
 )
 
@@ -47,12 +48,16 @@ func (m *Mutex) Holders(ctx context.Context) ([]redisync.Holder, error) {
 	hs := st.Holders()
 	out := make([]redisync.Holder, len(hs))
 	for i, h := range hs {
-		out[i] = redisync.Holder{Owner: h.Owner, Count: h.Count, TTL: h.TTL, Info: redisync.ParseHolderInfo(h.Info)}
+		out[i] = redisync.Holder{Owner: h.Owner, Count: h.Count, TTL: h.TTL, Info: (*redisync.HolderInfo)(holderinfo.Parse(h.Info))}
 	}
 	return out, nil
 }
 
-// ForceUnlock is the package's ForceUnlock for this lock's name.
+// ForceUnlock deletes the fair lock whoever holds it, wakes the first
+// waiter, and reports whether there was a lock to delete. The former holder
+// finds out at its next renewal (its Done closes with ErrLockLost). The
+// queue is kept. It is an operator's tool: a correct program releases with
+// Unlock.
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := m.check(ctx); err != nil {
 		return false, err

@@ -16,12 +16,12 @@ import (
 )
 
 // MaxNameLength is the longest lock name accepted, in bytes.
-const MaxNameLength = lockopt.MaxNameLength
+const MaxNameLength = 4096
 
 // MaxOwnerLength is the longest owner id WithOwner accepts, in bytes: an
 // id is sent with every command, is a field of the lock's hash and an
 // entry of its queue, and is part of its waiter's wake-up channel.
-const MaxOwnerLength = lockopt.MaxOwnerLength
+const MaxOwnerLength = 4096
 
 // Mutex is a fair distributed lock. Goroutines that share a Mutex exclude
 // each other as they would around a sync.Mutex, unless the handle was made
@@ -315,20 +315,4 @@ func (m *Mutex) Queue(ctx context.Context) ([]string, error) {
 func (m *Mutex) HoldCount(ctx context.Context) (int, error) {
 	st, err := m.read(ctx, false) // inspect.go
 	return st.Count(m.owner), err
-}
-
-// ForceUnlock deletes the fair lock named name whoever holds it, wakes the
-// first waiter, and reports whether there was a lock to delete. The former
-// holder finds out at its next renewal (its Done closes with ErrLockLost).
-// The queue is kept. It is an operator's tool: a correct program releases
-// with Unlock.
-func ForceUnlock(ctx context.Context, c *redisync.Client, name string) (bool, error) {
-	if name == "" {
-		return false, fmt.Errorf("fairlock: ForceUnlock with an empty name: %w", redisync.ErrInvalidName)
-	}
-	m := New(c, name)
-	if err := m.check(ctx); err != nil {
-		return false, err
-	}
-	return m.ForceUnlock(ctx) // inspect.go
 }

@@ -408,7 +408,7 @@ func TestForceUnlockFreesTheLockForTheHead(t *testing.T) {
 	got := make(chan error, 1)
 	go func() { got <- waiter.Lock(bg()) }()
 	eventually(t, 5*time.Second, func() bool { return queueLen(t, e, holder) == 1 }, "waiter queued")
-	ok, err := ForceUnlock(bg(), e.C, name)
+	ok, err := New(e.C, name).ForceUnlock(bg())
 	require.NoError(t, err)
 	assert.True(t, ok)
 	select {
@@ -424,9 +424,9 @@ func TestForceUnlockFreesTheLockForTheHead(t *testing.T) {
 	}
 	assert.ErrorIs(t, holder.Err(), redisync.ErrLockLost)
 	require.NoError(t, waiter.Unlock(bg()))
-	ok, err = ForceUnlock(bg(), e.C, name)
+	ok, err = New(e.C, name).ForceUnlock(bg())
 	require.NoError(t, err)
 	assert.False(t, ok)
-	_, err = ForceUnlock(bg(), e.C, "")
+	_, err = New(e.C, "").ForceUnlock(bg())
 	assert.ErrorIs(t, err, redisync.ErrInvalidName)
 }

@@ -11,7 +11,7 @@ type Option func(*lockopt.Options)
 
 // DefaultWaiterTimeout is how long a waiter that stopped heartbeating keeps
 // its place in the queue.
-const DefaultWaiterTimeout = lockopt.DefaultWaiterTimeout
+const DefaultWaiterTimeout = 5 * time.Second
 
 // WithLease gives every hold a fixed lease d: no renewal; the hold ends d
 // after its last acquisition unless unlocked before, and then reports
@@ -59,7 +59,7 @@ func WithNonReentrant() Option {
 // MinWaiterTimeout is the shortest waiter timeout in effect: a shorter d
 // given to WithWaiterTimeout is raised to it (a busy machine stalls a
 // process long enough to cost a live waiter with a shorter one its place).
-const MinWaiterTimeout = lockopt.MinWaiterTimeout
+const MinWaiterTimeout = time.Second
 
 // WithWaiterTimeout sets how long this handle's place in the queue survives
 // without a heartbeat. A waiting Lock heartbeats every third of it (counted

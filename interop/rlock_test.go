@@ -241,7 +241,7 @@ func TestRLockForceUnlockEitherSide(t *testing.T) {
 			if locked, err := rlock.New(c, name).IsLocked(ctx); err != nil || !locked {
 				t.Fatalf("rlock IsLocked while %s holds = %v, %v", p.name, locked, err)
 			}
-			if ok, err := rlock.ForceUnlock(ctx, c, name); err != nil || !ok {
+			if ok, err := rlock.New(c, name).ForceUnlock(ctx); err != nil || !ok {
 				t.Fatalf("rlock.ForceUnlock of a %s hold = %v, %v", p.name, ok, err)
 			}
 			if a := p.unlock(t, "lock", name, them); a.ok {

@@ -259,7 +259,7 @@ func TestRWInspectAndForceUnlockEitherSide(t *testing.T) {
 	if java.mustOK(t, "held", "read", name, owner) != "true" {
 		t.Fatal("Redisson isHeldByThread false for its owner's read hold taken by rwlock")
 	}
-	if ok, err := rwlock.ForceUnlock(ctx, c, name); err != nil || !ok {
+	if ok, err := rwlock.New(c, name).ForceUnlock(ctx); err != nil || !ok {
 		t.Fatalf("rwlock.ForceUnlock = %v, %v", ok, err)
 	}
 	if a := java.unlock(t, "read", name, owner); a.ok {

@@ -67,9 +67,9 @@ func (l *Latch) Name() string { return l.name }
 // trySetCount; a latch exists until its count reaches zero or it is
 // deleted). n must be in 1..MaxCount (ErrInvalidCount, before any I/O).
 // Anything else under the name is a *redisync.WrongKindError, left as it is.
-// With WaitReplicas, a write the replicas did not acknowledge returns an
-// error matching redisync.ErrNotReplicated together with what it did on the
-// master: (true, err) when it created the latch there.
+// With redisync.WithWaitReplicas, a write the replicas did not acknowledge
+// returns an error matching redisync.ErrNotReplicated together with what it
+// did on the master: (true, err) when it created the latch there.
 func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
 	if err := l.check(ctx); err != nil {
 		return false, err

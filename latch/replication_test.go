@@ -18,7 +18,7 @@ import (
 // TrySetCount reports the latch it created on the master (true, with the
 // error), so that a retry is not told that someone else set it.
 func TestNotReplicatedSaysWhatItIsAbout(t *testing.T) {
-	e := locktest.Setup(t, redisync.WithReplication(redisync.WaitReplicas(1, 50*time.Millisecond)))
+	e := locktest.Setup(t, redisync.WithWaitReplicas(1, 50*time.Millisecond))
 	l := New(e.C, "repl:latch")
 	ok, err := l.TrySetCount(bg(), 3)
 	require.ErrorIs(t, err, redisync.ErrNotReplicated)

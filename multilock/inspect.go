@@ -11,8 +11,8 @@ import (
 
 // The inspection surface every lock kind shares, over the components: a
 // multilock is held when every component is. Each component must offer it
-// (redisync.Inspector: every lock kind of this module does); one that does
-// not is an error matching ErrNotInspectable. Components are asked one
+// (IsLocked, HoldCount, TTL and ForceUnlock: every lock kind of this module
+// does); one that does not is an error matching ErrNotInspectable. Components are asked one
 // after the other, in the canonical order; a component's refusal (see
 // Lock) is returned before any is asked.
 
@@ -20,13 +20,21 @@ import (
 // has no inspection methods (a Locker of another module).
 var ErrNotInspectable = errors.New("multilock: a component cannot be inspected")
 
-func (m *Mutex) inspectors() ([]redisync.Inspector, error) {
+// inspector is the inspection surface a component must offer.
+type inspector interface {
+	IsLocked(ctx context.Context) (bool, error)
+	HoldCount(ctx context.Context) (int, error)
+	TTL(ctx context.Context) (time.Duration, error)
+	ForceUnlock(ctx context.Context) (bool, error)
+}
+
+func (m *Mutex) inspectors() ([]inspector, error) {
 	if m.refused != nil {
 		return nil, m.refused
 	}
-	out := make([]redisync.Inspector, len(m.parts))
+	out := make([]inspector, len(m.parts))
 	for i, p := range m.parts {
-		in, ok := p.(redisync.Inspector)
+		in, ok := p.(inspector)
 		if !ok {
 			return nil, fmt.Errorf("multilock: component %q (%T): %w", m.names[i], p, ErrNotInspectable)
 		}

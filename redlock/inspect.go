@@ -11,6 +11,7 @@ import (
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/internal/engine"
 	"github.com/redisync/redisync/internal/errs"
+	"github.com/redisync/redisync/internal/holderinfo"
 	"github.com/redisync/redisync/internal/scripts"
 )
 
@@ -118,7 +119,7 @@ func (m *Mutex) holders(ctx context.Context, records bool) ([]redisync.Holder, e
 		h.Count++
 		h.TTL = min(h.TTL, v.ttl)
 		if h.Info == nil {
-			h.Info = redisync.ParseHolderInfo(v.info)
+			h.Info = (*redisync.HolderInfo)(holderinfo.Parse(v.info))
 		}
 	}
 	var out []redisync.Holder
@@ -189,11 +190,4 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 		return found, fmt.Errorf("redlock %q: force unlock: %w", m.name, err)
 	}
 	return found, nil
-}
-
-// ForceUnlock deletes the Redlock named name on every node behind clients,
-// whoever holds it (see Mutex.ForceUnlock). It is an operator's tool: a
-// correct program releases with Unlock.
-func ForceUnlock(ctx context.Context, clients []*redisync.Client, name string) (bool, error) {
-	return New(clients, name).ForceUnlock(ctx)
 }

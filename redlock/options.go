@@ -3,8 +3,6 @@ package redlock
 import (
 	"fmt"
 	"time"
-
-	"github.com/redisync/redisync/internal/lockopt"
 )
 
 // Option configures a Mutex.
@@ -23,7 +21,7 @@ type options struct {
 
 // MaxNameLength is the longest lock name accepted, in bytes (as for every
 // lock kind).
-const MaxNameLength = lockopt.MaxNameLength
+const MaxNameLength = 4096
 
 // WithReentrant makes the Mutex one owner whose every Lock nests (without
 // I/O): each Lock needs its own Unlock, and goroutines sharing it are

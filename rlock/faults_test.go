@@ -359,7 +359,7 @@ func TestUseAfterCloseReturnsErrClosed(t *testing.T) {
 	assert.ErrorIs(t, m.Unlock(bg()), redisync.ErrClosed)
 	_, err = m.HoldCount(bg())
 	assert.ErrorIs(t, err, redisync.ErrClosed)
-	_, err = ForceUnlock(bg(), c, "mutex:closed-client")
+	_, err = New(c, "mutex:closed-client").ForceUnlock(bg())
 	assert.ErrorIs(t, err, redisync.ErrClosed)
 	assert.Zero(t, e.DBSize(t))
 }
@@ -387,7 +387,7 @@ func TestForceUnlockFreesTheLockAndTellsTheHolder(t *testing.T) {
 	e := setup(t, redisync.WithWatchdogTimeout(600*time.Millisecond))
 	m := New(e.C, "mutex:force")
 	require.NoError(t, m.Lock(bg()))
-	ok, err := ForceUnlock(bg(), e.C, "mutex:force")
+	ok, err := New(e.C, "mutex:force").ForceUnlock(bg())
 	require.NoError(t, err)
 	assert.True(t, ok)
 	assert.False(t, e.Exists(t, "mutex:force"))
@@ -397,11 +397,11 @@ func TestForceUnlockFreesTheLockAndTellsTheHolder(t *testing.T) {
 		t.Fatal("holder not told")
 	}
 	assert.ErrorIs(t, m.Err(), redisync.ErrLockLost)
-	ok, err = ForceUnlock(bg(), e.C, "mutex:force")
+	ok, err = New(e.C, "mutex:force").ForceUnlock(bg())
 	require.NoError(t, err)
 	assert.False(t, ok)
 	e.Do(t, "SET", "not-a-lock", "v")
-	_, err = ForceUnlock(bg(), e.C, "not-a-lock")
+	_, err = New(e.C, "not-a-lock").ForceUnlock(bg())
 	assert.Error(t, err)
 	assert.True(t, e.Exists(t, "not-a-lock"))
 }

@@ -2,12 +2,11 @@ package rlock
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/internal/engine"
-	"github.com/redisync/redisync/internal/keys"
+	"github.com/redisync/redisync/internal/holderinfo"
 	"github.com/redisync/redisync/internal/scripts"
 )
 
@@ -60,13 +59,17 @@ func (m *Mutex) Holders(ctx context.Context) ([]redisync.Holder, error) {
 func holders(hs []engine.LockHolder) []redisync.Holder {
 	out := make([]redisync.Holder, len(hs))
 	for i, h := range hs {
-		out[i] = redisync.Holder{Owner: h.Owner, Count: h.Count, TTL: h.TTL, Info: redisync.ParseHolderInfo(h.Info)}
+		out[i] = redisync.Holder{Owner: h.Owner, Count: h.Count, TTL: h.TTL, Info: (*redisync.HolderInfo)(holderinfo.Parse(h.Info))}
 	}
 	return out
 }
 
-// ForceUnlock is the package's ForceUnlock for this lock's name (the
-// handle's own hold, if any, is lost like any other).
+// ForceUnlock deletes the lock whoever holds it, wakes a waiter, and
+// reports whether there was a lock to delete. The former holder finds out
+// at its next renewal (its Done closes with ErrLockLost); the handle's own
+// hold, if any, is lost like any other. It is an operator's tool: a correct
+// program releases with Unlock. A key of another type is left alone and
+// reported as an error.
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := m.check(ctx); err != nil {
 		return false, err
@@ -75,31 +78,5 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 		k := m.keys
 		k.Info = info
 		return scripts.LockForceUnlock(ctx, m.e.RC, &k, m.e.Publish)
-	})
-}
-
-// ForceUnlock deletes the lock named name whoever holds it, wakes a waiter,
-// and reports whether there was a lock to delete. The former holder finds
-// out at its next renewal (its Done closes with ErrLockLost). It is an
-// operator's tool: a correct program releases with Unlock. A key of another
-// type is left alone and reported as an error.
-func ForceUnlock(ctx context.Context, c *redisync.Client, name string) (bool, error) {
-	if ctx == nil {
-		panic("rlock: nil Context")
-	}
-	e := engine.FromClient(c)
-	if name == "" {
-		return false, fmt.Errorf("rlock: ForceUnlock with an empty name: %w", redisync.ErrInvalidName)
-	}
-	if e.IsClosed() {
-		return false, redisync.ErrClosed
-	}
-	channel, ok := keys.Derived(keys.LockChannelPrefix, name)
-	if !ok && e.Cluster {
-		return false, fmt.Errorf("rlock: name %q cannot be used on a Cluster: %w", name, redisync.ErrInvalidName)
-	}
-	token, _ := keys.Derived(keys.LockTokenPrefix, name)
-	return engine.WithInfoKey(e, name, func(info string) (bool, error) {
-		return scripts.LockForceUnlock(ctx, e.RC, &scripts.LockKeys{Lock: name, Channel: channel, Token: token, Info: info}, e.Publish)
 	})
 }

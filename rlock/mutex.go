@@ -15,11 +15,11 @@ import (
 
 // MaxNameLength is the longest lock name accepted, in bytes. The name is
 // sent with every command and is part of every wake-up channel.
-const MaxNameLength = lockopt.MaxNameLength
+const MaxNameLength = 4096
 
 // MaxOwnerLength is the longest owner id WithOwner accepts, in bytes: an
 // id is sent with every command and is a field of the lock's hash.
-const MaxOwnerLength = lockopt.MaxOwnerLength
+const MaxOwnerLength = 4096
 
 // Mutex is a distributed lock. Goroutines that share a Mutex exclude each
 // other as they would around a sync.Mutex, unless the handle was made

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/internal/engine"
+	"github.com/redisync/redisync/internal/holderinfo"
 	"github.com/redisync/redisync/internal/scripts"
 )
 
@@ -71,12 +72,15 @@ func (rw *RWMutex) Holders(ctx context.Context) ([]redisync.Holder, error) {
 		if o, ok := strings.CutSuffix(owner, ":write"); ok {
 			owner, mode = o, "write"
 		}
-		out[i] = redisync.Holder{Owner: owner, Mode: mode, Count: h.Count, TTL: h.TTL, Info: redisync.ParseHolderInfo(h.Info)}
+		out[i] = redisync.Holder{Owner: owner, Mode: mode, Count: h.Count, TTL: h.TTL, Info: (*redisync.HolderInfo)(holderinfo.Parse(h.Info))}
 	}
 	return out, nil
 }
 
-// ForceUnlock is the package's ForceUnlock for this lock's name.
+// ForceUnlock deletes the read-write lock, with every read and write hold
+// on it, wakes every waiter, and reports whether there was a lock to
+// delete. The former holders find out at their next renewal. It is an
+// operator's tool: a correct program releases with Unlock and RUnlock.
 func (rw *RWMutex) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := rw.check(ctx); err != nil {
 		return false, err

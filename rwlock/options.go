@@ -11,7 +11,7 @@ type Option func(*lockopt.Options)
 
 // DefaultWaiterTimeout is how long a waiting writer's claim (writer
 // preference) survives without a heartbeat.
-const DefaultWaiterTimeout = lockopt.DefaultWaiterTimeout
+const DefaultWaiterTimeout = 5 * time.Second
 
 // WithLease gives every hold, read or write, a fixed lease d: no renewal; the
 // hold ends d after its last acquisition unless released before, and then

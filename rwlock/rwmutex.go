@@ -16,12 +16,12 @@ import (
 )
 
 // MaxNameLength is the longest lock name accepted, in bytes.
-const MaxNameLength = lockopt.MaxNameLength
+const MaxNameLength = 4096
 
 // MaxOwnerLength is the longest owner id WithOwner accepts, in bytes: an
 // id is sent with every command, names the lock hash's read and write
 // fields, and is part of every read hold's key.
-const MaxOwnerLength = lockopt.MaxOwnerLength
+const MaxOwnerLength = 4096
 
 // ErrUpgrade is returned at once by Lock (and TryLock) when the handle's
 // owner holds read holds but not the write hold: the write lock waits for
@@ -378,14 +378,3 @@ func (s writeSide) Name() string { return s.rw.name }
 
 // Name returns the lock's name (used by multilock for its canonical order).
 func (s readSide) Name() string { return s.rw.name }
-
-// ForceUnlock deletes the read-write lock named name, with every read and
-// write hold on it, wakes every waiter, and reports whether there was a lock
-// to delete. The former holders find out at their next renewal. It is an
-// operator's tool: a correct program releases with Unlock and RUnlock.
-func ForceUnlock(ctx context.Context, c *redisync.Client, name string) (bool, error) {
-	if name == "" {
-		return false, fmt.Errorf("rwlock: ForceUnlock with an empty name: %w", redisync.ErrInvalidName)
-	}
-	return New(c, name).ForceUnlock(ctx)
-}

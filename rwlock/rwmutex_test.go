@@ -355,7 +355,7 @@ func TestForceUnlockDropsEveryHold(t *testing.T) {
 	r1, r2 := New(e.C, name), New(e.C, name)
 	require.NoError(t, r1.RLock(bg()))
 	require.NoError(t, r2.RLock(bg()))
-	ok, err := ForceUnlock(bg(), e.C, name)
+	ok, err := New(e.C, name).ForceUnlock(bg())
 	require.NoError(t, err)
 	assert.True(t, ok)
 	for _, r := range []*RWMutex{r1, r2} {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/internal/engine"
+	"github.com/redisync/redisync/internal/holderinfo"
 	"github.com/redisync/redisync/internal/lockopt"
 	"github.com/redisync/redisync/internal/scripts"
 )
@@ -16,32 +17,12 @@ import (
 // owner the Permit's ID and its count the permits it holds. Available,
 // Capacity and Waiting are in semaphore.go.
 
-// Holder is one acquisition holding permits. It embeds redisync.Holder,
-// the holder every lock kind reports (Owner: the Permit's ID, Count: its
-// permits, TTL: its remaining lease, Info: who took it); ID, Permits and
-// Lease are the same values under their earlier names, kept so that code
-// written before redisync.Holder existed still compiles.
-type Holder struct {
-	redisync.Holder
-	// ID is the Permit's ID, "<client uuid>:<n>".
-	//
-	// Deprecated: use Owner (the same value).
-	ID string
-	// Permits is how many permits it holds.
-	//
-	// Deprecated: use Count (the same value).
-	Permits int
-	// Lease is the remaining lease, by the server's clock.
-	//
-	// Deprecated: use TTL (the same value).
-	Lease time.Duration
-}
-
-// Holders lists who holds permits, how many, for how long yet, and what
-// each recorded about itself (Info: host, pid, program, start, label; nil
-// when its Client records nothing), ordered by lease expiry. Expired holders
-// are taken back first.
-func (s *Semaphore) Holders(ctx context.Context) ([]Holder, error) {
+// Holders lists the acquisitions holding permits, ordered by lease expiry:
+// for each, Owner is the Permit's ID ("<client uuid>:<n>"), Count its
+// permits, TTL its remaining lease by the server's clock, and Info what it
+// recorded about itself (host, pid, program, start, label; nil when its
+// Client records nothing). Expired holders are taken back first.
+func (s *Semaphore) Holders(ctx context.Context) ([]redisync.Holder, error) {
 	if err := s.checkState(ctx); err != nil {
 		return nil, err
 	}
@@ -53,13 +34,10 @@ func (s *Semaphore) Holders(ctx context.Context) ([]Holder, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Holder, len(st.Holders))
+	out := make([]redisync.Holder, len(st.Holders))
 	for i, h := range st.Holders {
 		lease := time.Duration(h.ExpiryMs-st.NowMs) * time.Millisecond
-		out[i] = Holder{
-			Holder: redisync.Holder{Owner: h.ID, Count: int(h.Permits), TTL: lease, Info: redisync.ParseHolderInfo(h.Info)},
-			ID:     h.ID, Permits: int(h.Permits), Lease: lease,
-		}
+		out[i] = redisync.Holder{Owner: h.ID, Count: int(h.Permits), TTL: lease, Info: (*redisync.HolderInfo)(holderinfo.Parse(h.Info))}
 	}
 	return out, nil
 }
@@ -89,8 +67,11 @@ func (s *Semaphore) TTL(ctx context.Context) (time.Duration, error) {
 	return ttl, err
 }
 
-// ForceUnlock is ForceRelease for this semaphore's name: it reports whether
-// any permit was held.
+// ForceUnlock takes back every permit of the semaphore, whoever holds them,
+// wakes the first waiter, and reports whether any permit was held. The
+// capacity and the queue are kept; the former holders find out at their
+// next renewal (their Permits report ErrLockLost). It is an operator's
+// tool: a correct program releases its Permits.
 func (s *Semaphore) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := s.checkState(ctx); err != nil {
 		return false, err

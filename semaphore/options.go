@@ -11,7 +11,7 @@ type Option func(*lockopt.Options)
 
 // DefaultWaiterTimeout is how long a waiting Acquire keeps its place in the
 // queue without a heartbeat.
-const DefaultWaiterTimeout = lockopt.DefaultWaiterTimeout
+const DefaultWaiterTimeout = 5 * time.Second
 
 // WithLease gives every Permit a fixed lease d: no renewal; the permits go
 // back to the semaphore d after the acquisition unless released before, and

@@ -55,7 +55,7 @@ func TestReleaseWithAnEndedContextStillReleases(t *testing.T) {
 	hs, err := s.Holders(bg())
 	require.NoError(t, err)
 	require.Len(t, hs, 1)
-	assert.Equal(t, keep.ID(), hs[0].ID)
+	assert.Equal(t, keep.ID(), hs[0].Owner)
 	assert.NoError(t, keep.Err())
 	require.NoError(t, keep.Release(bg()))
 	assert.True(t, holderKeysGone(t, e, s), "keys left: %v", e.Keys(t))
@@ -100,7 +100,7 @@ func TestAcquireNeverReturnsAPermitWhoseLeaseRanOut(t *testing.T) {
 	hs, err := s.Holders(bg())
 	require.NoError(t, err)
 	require.Len(t, hs, 1, "exactly the returned permit is held")
-	assert.Equal(t, r.p.ID(), hs[0].ID)
+	assert.Equal(t, r.p.ID(), hs[0].Owner)
 	assert.NoError(t, r.p.Release(bg()))
 }
 

@@ -17,7 +17,7 @@ import (
 )
 
 // MaxNameLength is the longest semaphore name accepted, in bytes.
-const MaxNameLength = lockopt.MaxNameLength
+const MaxNameLength = 4096
 
 // MaxPermits is the largest capacity and the largest count of one request.
 // Counts are added up inside Lua scripts, whose numbers are doubles: exact
@@ -235,25 +235,4 @@ func (s *Semaphore) leave(ctx context.Context, id string) {
 		_, err := scripts.QueueLeave(bctx, s.e.RC, s.keys.Queue, s.keys.Heartbeats, s.keys.Channel, id, s.e.Publish)
 		return !engine.Resend(err)
 	})
-}
-
-// ForceRelease takes back every permit of the semaphore named name, whoever
-// holds them, wakes the first waiter, and returns how many permits were
-// held. The capacity and the queue are kept; the former holders find out at
-// their next renewal (their Permits report ErrLockLost). It is an
-// operator's tool: a correct program releases its Permits.
-func ForceRelease(ctx context.Context, c *redisync.Client, name string) (int, error) {
-	if name == "" {
-		return 0, fmt.Errorf("semaphore: ForceRelease with an empty name: %w", redisync.ErrInvalidName)
-	}
-	s := New(c, name, 1)
-	if err := lockopt.Check("semaphore", s.e, s.nameErr, ctx); err != nil {
-		return 0, err
-	}
-	n, err := engine.WithInfoKey(s.e, name, func(info string) (int64, error) {
-		k := s.keys
-		k.Info = info
-		return scripts.SemForceRelease(ctx, s.e.RC, &k, s.e.Publish)
-	})
-	return int(n), engine.WrapIO("semaphore: forcing the release", name, err)
 }

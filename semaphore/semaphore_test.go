@@ -85,10 +85,10 @@ func TestPermitsAreHeldInRedisWithOwnerAndExpiry(t *testing.T) {
 	hs, err := s.Holders(bg())
 	require.NoError(t, err)
 	require.Len(t, hs, 1)
-	assert.Equal(t, p.ID(), hs[0].ID)
-	assert.Equal(t, 3, hs[0].Permits)
-	assert.Greater(t, hs[0].Lease, time.Duration(0))
-	assert.LessOrEqual(t, hs[0].Lease, lease)
+	assert.Equal(t, p.ID(), hs[0].Owner)
+	assert.Equal(t, 3, hs[0].Count)
+	assert.Greater(t, hs[0].TTL, time.Duration(0))
+	assert.LessOrEqual(t, hs[0].TTL, lease)
 	avail, err := s.Available(bg())
 	require.NoError(t, err)
 	assert.Equal(t, 1, avail)
@@ -125,7 +125,7 @@ func TestStoppedRenewalGivesThePermitsBackWithinTheLease(t *testing.T) {
 	hs, err := s.Holders(bg())
 	require.NoError(t, err)
 	require.Len(t, hs, 1)
-	assert.Equal(t, q.ID(), hs[0].ID, "the crashed holder was taken back")
+	assert.Equal(t, q.ID(), hs[0].Owner, "the crashed holder was taken back")
 	require.NoError(t, q.Release(bg()))
 }
 
@@ -331,14 +331,14 @@ func TestReleaseWakesTheFirstWaiter(t *testing.T) {
 	}
 }
 
-func TestForceReleaseTakesBackEveryPermit(t *testing.T) {
+func TestForceUnlockTakesBackEveryPermit(t *testing.T) {
 	e := setup(t, redisync.WithWatchdogTimeout(300*time.Millisecond))
 	s := New(e.C, "sem:force", 3)
 	p, err := s.Acquire(bg(), 2)
 	require.NoError(t, err)
-	n, err := ForceRelease(bg(), e.C, "sem:force")
+	ok, err := New(e.C, "sem:force", 1).ForceUnlock(bg())
 	require.NoError(t, err)
-	assert.Equal(t, 2, n)
+	assert.True(t, ok)
 	avail, err := s.Available(bg())
 	require.NoError(t, err)
 	assert.Equal(t, 3, avail)

@@ -15,8 +15,8 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/internal/engine"
+	"github.com/redisync/redisync/internal/holderinfo"
 	"github.com/redisync/redisync/internal/keys"
 	"github.com/redisync/redisync/internal/scripts"
 )
@@ -296,7 +296,7 @@ func (rd *reader) holderInfo(r *inspection, key string) {
 		if h.Side == "write" {
 			field += ":write"
 		}
-		info := redisync.ParseHolderInfo(records[field])
+		info := holderinfo.Parse(records[field])
 		if info == nil {
 			continue
 		}

@@ -74,20 +74,28 @@ working without the lock. Asks for confirmation unless --yes. Gives up (exit
 	var did string
 	switch r.Kind {
 	case "semaphore":
-		var n int
-		n, err = semaphore.ForceRelease(ctx, c, name)
+		// The permits taken back are the ones the inspection saw (and the
+		// prompt showed): ForceUnlock says only whether any was held.
+		var held bool
+		held, err = semaphore.New(c, name, 1).ForceUnlock(ctx)
+		n := int64(0)
+		if held {
+			for _, h := range r.Holders {
+				n += h.Count
+			}
+		}
 		did = fmt.Sprintf("took back %d permits", n)
 	case "rwlock":
-		_, err = rwlock.ForceUnlock(ctx, c, name)
+		_, err = rwlock.New(c, name).ForceUnlock(ctx)
 		did = "unlocked"
 	case "fairlock":
-		_, err = fairlock.ForceUnlock(ctx, c, name)
+		_, err = fairlock.New(c, name).ForceUnlock(ctx)
 		did = "unlocked"
 	case "redlock":
-		_, err = redlock.ForceUnlock(ctx, []*redisync.Client{c}, name)
+		_, err = redlock.New([]*redisync.Client{c}, name).ForceUnlock(ctx)
 		did = "deleted this server's Redlock key"
 	default:
-		_, err = rlock.ForceUnlock(ctx, c, name)
+		_, err = rlock.New(c, name).ForceUnlock(ctx)
 		did = "unlocked"
 	}
 	if err != nil {

@@ -30,7 +30,7 @@ func TestWaitReplicasRenewalsOf300HoldsAcrossAPausedReplicaAndAFailover(t *testi
 	// refresh (about a second) fit in it with room for a loaded machine.
 	const n, lease = 300, 5 * time.Second
 	c := redisync.New(cl.Client(t), redisync.WithWatchdogTimeout(lease),
-		redisync.WithReplication(redisync.WaitReplicas(1, 500*time.Millisecond)))
+		redisync.WithWaitReplicas(1, 500*time.Millisecond))
 	defer c.Close()
 	masters := cl.Masters()
 	require.Len(t, masters, 3)

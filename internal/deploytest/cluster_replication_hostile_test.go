@@ -62,7 +62,7 @@ func TestWaitReplicasOnAClusterLeavesNothingHeldThatWasNotGranted(t *testing.T) 
 			// the undo's bound had run out, and the grant stayed held for
 			// its whole lease (seen failing before undos went without a WAIT, engine.Undo).
 			name := fmt.Sprintf("chost:cancel:%v", wait)
-			c := redisync.New(cl.Client(t), redisync.WithReplication(redisync.WaitReplicas(1, wait)))
+			c := redisync.New(cl.Client(t), redisync.WithWaitReplicas(1, wait))
 			defer c.Close()
 			m := rlock.New(c, name)
 			resume := pause(name)
@@ -77,7 +77,7 @@ func TestWaitReplicasOnAClusterLeavesNothingHeldThatWasNotGranted(t *testing.T) 
 			assert.ErrorIs(t, m.Err(), redisync.ErrNotHeld)
 			gone(name)
 			resume()
-			other := redisync.New(cl.Client(t), redisync.WithReplication(redisync.WaitReplicas(1, time.Second)))
+			other := redisync.New(cl.Client(t), redisync.WithWaitReplicas(1, time.Second))
 			defer other.Close()
 			o := rlock.New(other, name)
 			ok, err := o.TryLock(bg)
@@ -100,7 +100,7 @@ func TestWaitReplicasOnAClusterLeavesNothingHeldThatWasNotGranted(t *testing.T) 
 		// and the key stayed held for its whole lease, renewals stopped
 		// (seen failing before the WAIT was bounded by the ctx).
 		name := "chost:unlock-lagging"
-		c := redisync.New(cl.Client(t), redisync.WithReplication(redisync.WaitReplicas(1, 5*time.Second)))
+		c := redisync.New(cl.Client(t), redisync.WithWaitReplicas(1, 5*time.Second))
 		defer c.Close()
 		m := rlock.New(c, name)
 		require.NoError(t, m.Lock(bg))
@@ -117,7 +117,7 @@ func TestWaitReplicasOnAClusterLeavesNothingHeldThatWasNotGranted(t *testing.T) 
 	})
 
 	t.Run("multilock over three shards", func(t *testing.T) {
-		c := redisync.New(cl.Client(t), redisync.WithReplication(redisync.WaitReplicas(1, 300*time.Millisecond)))
+		c := redisync.New(cl.Client(t), redisync.WithWaitReplicas(1, 300*time.Millisecond))
 		defer c.Close()
 		names := []string{"chost:multi:a"}
 		for len(names) < 3 {
@@ -157,7 +157,7 @@ func TestWaitReplicasOnAClusterLeavesNothingHeldThatWasNotGranted(t *testing.T) 
 	})
 
 	t.Run("multilock in one slot (one script)", func(t *testing.T) {
-		c := redisync.New(cl.Client(t), redisync.WithReplication(redisync.WaitReplicas(1, 300*time.Millisecond)))
+		c := redisync.New(cl.Client(t), redisync.WithWaitReplicas(1, 300*time.Millisecond))
 		defer c.Close()
 		names := []string{"{chost:slot}:a", "{chost:slot}:b", "{chost:slot}:c"}
 		mu := multilock.New(rlock.New(c, names[0]), rlock.New(c, names[1]), rlock.New(c, names[2]))
@@ -174,7 +174,7 @@ func TestWaitReplicasOnAClusterLeavesNothingHeldThatWasNotGranted(t *testing.T) 
 	})
 
 	t.Run("semaphore", func(t *testing.T) {
-		c := redisync.New(cl.Client(t), redisync.WithReplication(redisync.WaitReplicas(1, 300*time.Millisecond)))
+		c := redisync.New(cl.Client(t), redisync.WithWaitReplicas(1, 300*time.Millisecond))
 		defer c.Close()
 		const name = "chost:sem"
 		s := semaphore.New(c, name, 3)
@@ -198,7 +198,7 @@ func TestWaitReplicasOnAClusterLeavesNothingHeldThatWasNotGranted(t *testing.T) 
 		// A read-only script (latch Count, the lock inspections) writes
 		// nothing for a replica to acknowledge: a paused replica must not
 		// turn it into ErrNotReplicated.
-		c := redisync.New(cl.Client(t), redisync.WithReplication(redisync.WaitReplicas(1, 300*time.Millisecond)))
+		c := redisync.New(cl.Client(t), redisync.WithWaitReplicas(1, 300*time.Millisecond))
 		defer c.Close()
 		const name = "chost:read"
 		l := latch.New(c, name)
@@ -227,7 +227,7 @@ func TestWaitReplicasOnAClusterLeavesNothingHeldThatWasNotGranted(t *testing.T) 
 	})
 
 	t.Run("fair lock hand-over", func(t *testing.T) {
-		c := redisync.New(cl.Client(t), redisync.WithReplication(redisync.WaitReplicas(1, 300*time.Millisecond)))
+		c := redisync.New(cl.Client(t), redisync.WithWaitReplicas(1, 300*time.Millisecond))
 		defer c.Close()
 		const name = "chost:fair"
 		holder, waiter := fairlock.New(c, name), fairlock.New(c, name)

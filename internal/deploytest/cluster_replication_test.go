@@ -40,7 +40,7 @@ func TestWaitReplicasOnACluster(t *testing.T) {
 
 	t.Run("rolls back when the slot's replica is paused", func(t *testing.T) {
 		const name = "crepl:lock"
-		c := redisync.New(cl.Client(t), redisync.WithReplication(redisync.WaitReplicas(1, 300*time.Millisecond)))
+		c := redisync.New(cl.Client(t), redisync.WithWaitReplicas(1, 300*time.Millisecond))
 		defer c.Close()
 		m := rlock.New(c, name)
 		require.NoError(t, m.Lock(bg))
@@ -77,7 +77,7 @@ func TestWaitReplicasOnACluster(t *testing.T) {
 		// a process for hundreds of ms, far from a lease.
 		const n, lease = 200, 3 * time.Second
 		c := redisync.New(cl.Client(t), redisync.WithWatchdogTimeout(lease),
-			redisync.WithReplication(redisync.WaitReplicas(1, 500*time.Millisecond)))
+			redisync.WithWaitReplicas(1, 500*time.Millisecond))
 		defer c.Close()
 		victim := cl.MasterFor("cmany:0")
 		var onVictim, elsewhere []*rlock.Mutex
@@ -108,7 +108,7 @@ func TestWaitReplicasOnACluster(t *testing.T) {
 	t.Run("the hold survives a forced failover", func(t *testing.T) {
 		const name, lease = "cfailover:lock", 3 * time.Second
 		c := redisync.New(cl.Client(t), redisync.WithWatchdogTimeout(lease),
-			redisync.WithReplication(redisync.WaitReplicas(1, time.Second)))
+			redisync.WithWaitReplicas(1, time.Second))
 		defer c.Close()
 		holder := rlock.New(c, name)
 		require.NoError(t, holder.Lock(bg))
@@ -171,7 +171,7 @@ func TestClusterFailoverLosingAGrant(t *testing.T) {
 	// With WaitReplicas: refused while the replica is cut off.
 	replica, heal, err := cl.CutReplica(name)
 	require.NoError(t, err)
-	waiting := redisync.New(cl.Client(t), redisync.WithReplication(redisync.WaitReplicas(1, 300*time.Millisecond)))
+	waiting := redisync.New(cl.Client(t), redisync.WithWaitReplicas(1, 300*time.Millisecond))
 	defer waiting.Close()
 	err = rlock.New(waiting, name).Lock(bg)
 	assert.ErrorIs(t, err, redisync.ErrNotReplicated, "a grant its replica did not get is refused")

@@ -37,7 +37,7 @@ func (p *stallingPart) TryLock(ctx context.Context) (bool, error) {
 func TestWaitReplicasMultilockRoundUndoesWithoutWait(t *testing.T) {
 	master, replica := startReplicated(t)
 	raw := master.Client(t)
-	c := redisync.New(master.Client(t), redisync.WithReplication(redisync.WaitReplicas(1, 5*time.Second)))
+	c := redisync.New(master.Client(t), redisync.WithWaitReplicas(1, 5*time.Second))
 	defer c.Close()
 	a := rlock.New(c, "mlundo:a")
 	ctx, cancel := context.WithCancel(context.Background())

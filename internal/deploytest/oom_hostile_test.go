@@ -139,18 +139,18 @@ func TestEveryOperationUnderOOMIsWholeOrRefused(t *testing.T) {
 
 	// Operators' tools run.
 	for i, force := range []func() (bool, error){
-		func() (bool, error) { return rlock.ForceUnlock(bg, c, forced[0]) },
-		func() (bool, error) { return fairlock.ForceUnlock(bg, c, forced[1]) },
-		func() (bool, error) { return rwlock.ForceUnlock(bg, c, forced[2]) },
+		func() (bool, error) { return rlock.New(c, forced[0]).ForceUnlock(bg) },
+		func() (bool, error) { return fairlock.New(c, forced[1]).ForceUnlock(bg) },
+		func() (bool, error) { return rwlock.New(c, forced[2]).ForceUnlock(bg) },
 	} {
 		ok, err := force()
 		require.NoError(t, err, forced[i])
 		assert.True(t, ok, forced[i])
 		assert.False(t, exists(t, rc, forced[i]), forced[i])
 	}
-	k, err := semaphore.ForceRelease(bg, c, "oomx:sem:force")
+	ok, err = semaphore.New(c, "oomx:sem:force", 1).ForceUnlock(bg)
 	require.NoError(t, err)
-	assert.Equal(t, 2, k)
+	assert.True(t, ok, "oomx:sem:force")
 	ok, err = countdown.Delete(bg)
 	require.NoError(t, err, "latch Delete frees memory")
 	assert.True(t, ok)

@@ -167,7 +167,7 @@ func TestWaitReplicasCancelledWaiterLeavesBehindLaggingReplica(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			// Not parallel: they share the replica, which each pauses.
-			c := redisync.New(master.Client(t), redisync.WithReplication(redisync.WaitReplicas(1, 5*time.Second)),
+			c := redisync.New(master.Client(t), redisync.WithWaitReplicas(1, 5*time.Second),
 				redisync.WithMaxPoll(time.Minute))
 			defer c.Close()
 			release := tc.hold(t, c)

@@ -35,7 +35,7 @@ func TestSentinelDeployment(t *testing.T) {
 	}
 
 	t.Run("WaitReplicas rolls back when the replica is paused", func(t *testing.T) {
-		c := redisync.New(sn.Client(t), redisync.WithReplication(redisync.WaitReplicas(1, 300*time.Millisecond)))
+		c := redisync.New(sn.Client(t), redisync.WithWaitReplicas(1, 300*time.Millisecond))
 		defer c.Close()
 		m := rlock.New(c, "repl:lock")
 		require.NoError(t, m.Lock(bg))
@@ -88,13 +88,13 @@ func TestSentinelDeployment(t *testing.T) {
 	})
 }
 
-// WaitReplicas with a timeout below MinDuration is a programmer error: New
+// WithWaitReplicas with a timeout below MinDuration is a programmer error: New
 // panics. (On a Cluster it is no longer refused: TestWaitReplicasOnACluster.)
 func TestWaitReplicasRejectsBadArguments(t *testing.T) {
 	assert.Panics(t, func() {
-		redisync.New(redistest.Start(t).Client(t), redisync.WithReplication(redisync.WaitReplicas(1, 0)))
+		redisync.New(redistest.Start(t).Client(t), redisync.WithWaitReplicas(1, 0))
 	})
 	assert.Panics(t, func() {
-		redisync.New(redistest.Start(t).Client(t), redisync.WithReplication(redisync.WaitReplicas(-1, time.Second)))
+		redisync.New(redistest.Start(t).Client(t), redisync.WithWaitReplicas(-1, time.Second))
 	})
 }

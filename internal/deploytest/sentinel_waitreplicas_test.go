@@ -86,7 +86,7 @@ func TestSentinelWaitReplicasHoldSurvivesFailover(t *testing.T) {
 	c := redisync.New(sn.Client(t), redisync.WithWatchdogTimeout(lease), redisync.WithObserver(log),
 		// A WAIT timeout well below a third of the lease, so a renewal
 		// that times out is retried in time.
-		redisync.WithReplication(redisync.WaitReplicas(1, time.Second)))
+		redisync.WithWaitReplicas(1, time.Second))
 	defer c.Close()
 	holder := rlock.New(c, name)
 	require.NoError(t, holder.Lock(bg))

@@ -74,8 +74,12 @@ func TestInspectionsRunWithReadOnlyKeyAccess(t *testing.T) {
 	vr, vf, vrw := rlock.New(viewer, "ro:rlock"), fairlock.New(viewer, "ro:fair"), rwlock.New(viewer, "ro:rw")
 	vred := redlock.New([]*redisync.Client{viewer}, "ro:red")
 	for _, k := range []struct {
-		kind    string
-		i       redisync.Inspector
+		kind string
+		i    interface {
+			IsLocked(context.Context) (bool, error)
+			HoldCount(context.Context) (int, error)
+			TTL(context.Context) (time.Duration, error)
+		}
 		holders func(context.Context) (int, error)
 	}{
 		{"rlock", vr, count(vr.Holders)},

@@ -45,7 +45,7 @@ var aclFlows = []aclFlow{
 		return []step{
 			{"lock", m.Lock}, {"re-enter", m.Lock}, {"unlock inner", m.Unlock}, {"unlock", m.Unlock},
 			{"lock again", m.Lock},
-			{"force-unlock", func(ctx context.Context) error { _, err := rlock.ForceUnlock(ctx, c, "acl:rlock"); return err }},
+			{"force-unlock", func(ctx context.Context) error { _, err := rlock.New(c, "acl:rlock").ForceUnlock(ctx); return err }},
 		}
 	}},
 	{"fairlock", []string{"hset", "hincrby", "pexpire", "del", "set", "zadd", "zrem", "zremrangebyscore"}, func(c, admin *redisync.Client) []step {
@@ -63,7 +63,7 @@ var aclFlows = []aclFlow{
 				return nil
 			}},
 			{"other releases", other.Unlock}, {"lock again", m.Lock},
-			{"force-unlock", func(ctx context.Context) error { _, err := fairlock.ForceUnlock(ctx, c, "acl:fair"); return err }},
+			{"force-unlock", func(ctx context.Context) error { _, err := fairlock.New(c, "acl:fair").ForceUnlock(ctx); return err }},
 		}
 	}},
 	{"rwlock", []string{"hset", "hincrby", "hdel", "pexpire", "del", "set", "zadd", "zrem", "zremrangebyscore"}, func(c, admin *redisync.Client) []step {
@@ -86,7 +86,7 @@ var aclFlows = []aclFlow{
 			}},
 			{"other read unlock", other.RUnlock},
 			{"read lock again", rw.RLock},
-			{"force-unlock", func(ctx context.Context) error { _, err := rwlock.ForceUnlock(ctx, c, "acl:rw"); return err }},
+			{"force-unlock", func(ctx context.Context) error { _, err := rwlock.New(c, "acl:rw").ForceUnlock(ctx); return err }},
 		}
 	}},
 	{"semaphore", []string{"hsetnx", "hset", "hdel", "hincrby", "del", "zadd", "zrem", "zremrangebyscore", "pexpire"}, func(c, _ *redisync.Client) []step {
@@ -98,7 +98,7 @@ var aclFlows = []aclFlow{
 			{"release", func(ctx context.Context) error { return p.Release(ctx) }},
 			{"set permits", func(ctx context.Context) error { return s.SetPermits(ctx, 3) }},
 			{"acquire again", func(ctx context.Context) (err error) { p, err = s.Acquire(ctx, 1); return err }},
-			{"force-release", func(ctx context.Context) error { _, err := semaphore.ForceRelease(ctx, c, "acl:sem"); return err }},
+			{"force-release", func(ctx context.Context) error { _, err := semaphore.New(c, "acl:sem", 1).ForceUnlock(ctx); return err }},
 		}
 	}},
 	{"redlock", []string{"set", "pexpire", "del"}, func(c, _ *redisync.Client) []step {

@@ -72,10 +72,10 @@ func TestForceUnlockLeavesADataHashAlone(t *testing.T) {
 	const name = "customers:7"
 	e.do(t, "HSET", name, "name", "Bo", "email", "bo@example.com")
 	before := e.snapshot(t)
-	for label, force := range map[string]func(context.Context, *redisync.Client, string) (bool, error){
-		"rlock": rlock.ForceUnlock, "fairlock": fairlock.ForceUnlock, "rwlock": rwlock.ForceUnlock,
+	for label, force := range map[string]func(context.Context) (bool, error){
+		"rlock": rlock.New(e.c, name).ForceUnlock, "fairlock": fairlock.New(e.c, name).ForceUnlock, "rwlock": rwlock.New(e.c, name).ForceUnlock,
 	} {
-		deleted, err := force(bg(), e.c, name)
+		deleted, err := force(bg())
 		assert.False(t, deleted, label)
 		assert.ErrorIs(t, err, errWrongKind, label)
 		assert.Empty(t, diff(before, e.snapshot(t)), "%s: the data hash changed", label)

@@ -86,7 +86,7 @@ func newHandleWith(c *redisync.Client, k kind, name string, sp spec) *handle {
 		m := rlock.New(c, name, opts...)
 		h.try, h.release = m.TryLock, m.Unlock
 		h.holders, h.owner = m.Holders, m.Owner()
-		h.force = func(ctx context.Context) error { _, err := rlock.ForceUnlock(ctx, c, name); return err }
+		h.force = func(ctx context.Context) error { _, err := rlock.New(c, name).ForceUnlock(ctx); return err }
 		h.inspect = func(ctx context.Context) error {
 			_, err1 := m.IsLocked(ctx)
 			_, err2 := m.HoldCount(ctx)
@@ -106,7 +106,7 @@ func newHandleWith(c *redisync.Client, k kind, name string, sp spec) *handle {
 		m := fairlock.New(c, name, opts...)
 		h.try, h.release = m.TryLock, m.Unlock
 		h.holders, h.owner = m.Holders, m.Owner()
-		h.force = func(ctx context.Context) error { _, err := fairlock.ForceUnlock(ctx, c, name); return err }
+		h.force = func(ctx context.Context) error { _, err := fairlock.New(c, name).ForceUnlock(ctx); return err }
 		h.inspect = func(ctx context.Context) error {
 			_, err1 := m.HoldCount(ctx)
 			_, err2 := m.Queue(ctx)
@@ -129,7 +129,7 @@ func newHandleWith(c *redisync.Client, k kind, name string, sp spec) *handle {
 		} else {
 			h.try, h.release, h.mode = rw.TryLock, rw.Unlock, "write"
 		}
-		h.force = func(ctx context.Context) error { _, err := rwlock.ForceUnlock(ctx, c, name); return err }
+		h.force = func(ctx context.Context) error { _, err := rwlock.New(c, name).ForceUnlock(ctx); return err }
 		h.inspect = func(ctx context.Context) error {
 			_, err1 := rw.IsLocked(ctx)
 			_, err2 := rw.HoldCount(ctx)
@@ -155,7 +155,7 @@ func newHandleWith(c *redisync.Client, k kind, name string, sp spec) *handle {
 			}
 			return p.Release(ctx)
 		}
-		h.force = func(ctx context.Context) error { _, err := semaphore.ForceRelease(ctx, c, name); return err }
+		h.force = func(ctx context.Context) error { _, err := semaphore.New(c, name, 1).ForceUnlock(ctx); return err }
 		h.inspect = func(ctx context.Context) error {
 			_, err1 := s.Capacity(ctx)
 			_, err2 := s.Available(ctx)

@@ -370,7 +370,7 @@ func (r *run) lockState(lk *lockM) error {
 		}
 		got := []string{}
 		for _, hd := range holders {
-			got = append(got, hd.ID)
+			got = append(got, hd.Owner)
 		}
 		sort.Strings(got)
 		sort.Strings(ids)

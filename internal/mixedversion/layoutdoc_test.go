@@ -57,12 +57,12 @@ func TestLayoutDocNamesEverything(t *testing.T) {
 	for lit, where := range goFieldPrefixes(t, root) {
 		want[lit] = where
 	}
-	version := stringConsts(t, root)["holderInfoVersion"]
+	version := stringConsts(t, filepath.Join(root, "internal", "holderinfo"))["Version"]
 	if version == "" {
-		t.Fatal("holder.go: holderInfoVersion not found")
+		t.Fatal("internal/holderinfo: Version not found")
 	}
-	want["holderInfoVersion"] = "holder.go"
-	want[version+"|<server time in ms"] = "holder.go: holderInfoVersion = " + strconv.Quote(version)
+	want["internal/holderinfo"] = "internal/holderinfo"
+	want[version+"|<server time in ms"] = "internal/holderinfo: Version = " + strconv.Quote(version)
 	for _, kind := range append([]string{"multilock", "latch"}, Kinds...) {
 		if !strings.HasSuffix(kind, "-read") { // a side of the rwlock
 			want["## "+kind] = "primitive " + kind

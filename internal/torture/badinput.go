@@ -473,10 +473,10 @@ func (r *runState) keyspaceChecks(ctx context.Context, admin rueidis.Client, c *
 			if ok, err := rw.TryLock(ctx); !refused(ok, err) {
 				return fmt.Sprintf("rwlock TryLock: %v, %v", ok, err), false
 			}
-			for label, force := range map[string]func(context.Context, *redisync.Client, string) (bool, error){
-				"rlock": rlock.ForceUnlock, "fairlock": fairlock.ForceUnlock, "rwlock": rwlock.ForceUnlock,
+			for label, force := range map[string]func(context.Context) (bool, error){
+				"rlock": rlock.New(c, data).ForceUnlock, "fairlock": fairlock.New(c, data).ForceUnlock, "rwlock": rwlock.New(c, data).ForceUnlock,
 			} {
-				if _, err := force(ctx, c, data); !wrongKind(err) {
+				if _, err := force(ctx); !wrongKind(err) {
 					return fmt.Sprintf("%s ForceUnlock: %v", label, err), false
 				}
 			}

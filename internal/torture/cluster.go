@@ -80,7 +80,7 @@ func (w *worker) bootCluster() error {
 	}
 	opts := []redisync.Option{redisync.WithWatchdogTimeout(cfg.Lease), redisync.WithMaxPoll(max(cfg.Lease/4, 10*time.Millisecond))}
 	if cfg.WaitReplicas > 0 {
-		opts = append(opts, redisync.WithReplication(redisync.WaitReplicas(cfg.WaitReplicas, clusterWaitTimeout(cfg))))
+		opts = append(opts, redisync.WithWaitReplicas(cfg.WaitReplicas, clusterWaitTimeout(cfg)))
 	}
 	clients := []*redisync.Client{redisync.New(rc, opts...)}
 	w.mu.Lock()
