@@ -59,7 +59,7 @@ local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local now_arg = string.format('%.0f', now_ms)
 local expiry = now_ms + lease
 local expiry_arg = string.format('%.0f', expiry)
-local horizon_arg = string.format('%.0f', now_ms + SEM_HORIZON * lease) -- PEXPIREAT: no rewrite to replicate
+local horizon_arg = string.format('%.0f', SEM_HORIZON * lease)
 -- periods[k]: in phase k, the expiries set in this period of server time
 -- are from [3] up to (not including) [4]; [1] and [2] are the same as
 -- decimals, false when they are not of now_arg's length.
@@ -88,10 +88,10 @@ end
 -- Raise the expiry of permit id's keys (the holders zset at key, which
 -- holds it, and its permits hash) to SEM_HORIZON leases.
 local function extend(key, id)
-  redis.call('pexpireat', key, horizon_arg, 'GT')
+  redis.call('pexpire', key, horizon_arg, 'GT')
   local permits = permits_prefix .. string.sub(key, #holders_prefix + 1)
   if redis.pcall('hexists', permits, id) == 1 then
-    redis.call('pexpireat', permits, horizon_arg, 'GT')
+    redis.call('pexpire', permits, horizon_arg, 'GT')
   end
 end
 
