@@ -75,10 +75,24 @@ for k = 0, PHASES - 1 do
   periods[k] = {from_arg, to_arg, from, from + period}
 end
 
+-- The reply of a command run through pcall: WRONGTYPE (the key is not
+-- this semaphore's: its permit is gone) is false; any other error (an ACL
+-- that denies the command) fails the batch, whose permits are then
+-- renewed again, as when the server did not answer.
+local function checked(reply)
+  if type(reply) == 'table' and reply.err then
+    if string.sub(reply.err, 1, 9) == 'WRONGTYPE' then
+      return false
+    end
+    error(reply)
+  end
+  return reply
+end
+
 -- The expiry of permit id in the holders zset at key, when it is held and
 -- has not expired; else nil.
 local function expiry_of(key, id)
-  local score = tonumber(redis.pcall('zscore', key, id))
+  local score = tonumber(checked(redis.pcall('zscore', key, id)))
   if score and score > now_ms then
     return score
   end
@@ -111,7 +125,7 @@ for i = 1, #KEYS do
   end
   local reply = 0
   if known then
-    local moved = pcall('zadd', key, 'XX', 'GT', 'CH', expiry_arg, id)
+    local moved = checked(pcall('zadd', key, 'XX', 'GT', 'CH', expiry_arg, id))
     if moved == 1 then
       reply = expiry
     elseif moved == 0 then
