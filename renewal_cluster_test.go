@@ -18,6 +18,7 @@ import (
 	"github.com/redisync/redisync/internal/keys"
 	"github.com/redisync/redisync/internal/locktest"
 	"github.com/redisync/redisync/internal/redistest"
+	"github.com/redisync/redisync/internal/scripts"
 	"github.com/redisync/redisync/rlock"
 	"github.com/redisync/redisync/rwlock"
 	"github.com/redisync/redisync/semaphore"
@@ -59,8 +60,9 @@ func TestRenewalPausedClusterMasterCostsOnlyItsOwnHolds(t *testing.T) {
 func TestRenewalFailingClusterMasterCostsOnlyItsOwnHolds(t *testing.T) {
 	clusterShardFault(t, func(t *testing.T, victim *redistest.Server) (undo func()) {
 		rc := victim.Client(t)
-		redistest.Do(t, rc, "ACL", "SETUSER", "default", "-pexpire")
-		return func() { redistest.Do(t, rc, "ACL", "SETUSER", "default", "+pexpire") }
+		// PEXPIRE: the locks' renewals; ZADD: the semaphore's.
+		redistest.Do(t, rc, "ACL", "SETUSER", "default", "-pexpire", "-zadd")
+		return func() { redistest.Do(t, rc, "ACL", "SETUSER", "default", "+pexpire", "+zadd") }
 	})
 }
 
@@ -164,8 +166,10 @@ func clusterShardFault(t *testing.T, fault func(t *testing.T, victim *redistest.
 
 	for i, h := range holds {
 		if h.node == victim {
-			// Nobody renewed a lost hold: its lease ran out during the fault.
-			locktest.Eventually(t, 3*time.Second, func() bool { return direct[victim](h.key) == -2 },
+			// Nobody renewed a lost hold: its lease ran out during the fault
+			// (a semaphore's keys outlive their permits by up to
+			// scripts.SemHorizon leases).
+			locktest.Eventually(t, scripts.SemHorizon*lease+time.Second, func() bool { return direct[victim](h.key) == -2 },
 				fmt.Sprintf("key %s of lost hold %d still there after the fault", h.key, i))
 			continue
 		}

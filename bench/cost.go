@@ -166,7 +166,19 @@ func (rc renewalCase) watchdogRenewals(ctx context.Context, r rueidis.Client, ro
 	if err := callMark(mark, counts); err != nil {
 		return 0, 0, err
 	}
-	time.Sleep(time.Duration(rounds)*costLease/3 + costLease/6)
+	// The window ends as the rounds-th batch after the first is reported,
+	// not at a fixed time: a batch the server ran before a fixed end but
+	// reported after it would be counted in the instructions and not in
+	// the holds (the next batch is a renewal interval away).
+	_, first := counts()
+	for deadline := time.Now().Add(time.Duration(rounds+2) * costLease / 3); ; time.Sleep(time.Millisecond) {
+		if _, b := counts(); b >= first+rounds {
+			break
+		}
+		if time.Now().After(deadline) {
+			return 0, 0, fmt.Errorf("%d renewal batches in %v, want %d", rounds, time.Duration(rounds+2)*costLease/3, rounds)
+		}
+	}
 	if err := callMark(mark, counts); err != nil {
 		return 0, 0, err
 	}

@@ -99,8 +99,10 @@
 // been checked and every write command cleared with the ACL.
 //
 // The holders zset and permits hash are always changed together and given
-// the same expiry (at least the longest lease), so when every holder is gone
-// they vanish together; the queue zsets expire with their waiters.
+// the same expiry, five leases after its last write (an acquire, or a
+// renewal once in four leases), so when every holder is gone they vanish
+// together, at most five leases after its permits came back; the queue
+// zsets expire with their waiters.
 //
 // Every script first takes back expired holders (ZRANGEBYSCORE on the
 // holders zset; their counts are subtracted from "used") and drops dead
@@ -112,8 +114,8 @@
 // place) and gets a hint: the time until the first holder's lease runs out.
 // Release (sem_release.lua) removes the id (nothing if it is already gone),
 // and PUBLISHes "0" (SPUBLISH on a Cluster) on the first waiter's channel.
-// The watchdog renews many permits with one sem_renew.lua per hash slot; an
-// expired permit is never revived. A cancelled Acquire returns within
+// The watchdog renews many permits with one sem_renew.lua per hash slot (a
+// ZADD XX GT CH each); an expired permit is never revived. A cancelled Acquire returns within
 // redisync.UndoWait of its ctx's end, and leaves the semaphore as it was:
 // its acquire in flight is never abandoned — a Client task awaits the
 // reply, gives back a grant no one wants (sem_release.lua), and only then

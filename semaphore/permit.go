@@ -41,7 +41,7 @@ func (s *Semaphore) newPermit(n int) *Permit {
 		Observed: s.observed(),
 		RenewTarget: func(token uint64) any {
 			return &engine.RenewTarget{
-				Item:    scripts.RenewItem{Key: s.keys.Holders, Owner: p.id, Token: token, Prefix: s.keys.Permits, Info: s.keys.Info},
+				Item:    scripts.RenewItem{Key: s.keys.Holders, Owner: p.id, Token: token, Info: s.keys.Info},
 				LeaseMs: s.leaseMs,
 			}
 		},

@@ -142,7 +142,9 @@ func measure(t *testing.T, newLocker func(c *redisync.Client, name string) redis
 	// One renewal: a Client whose watchdog renews every 500 ms (a lease of
 	// 1.5 s: a loaded machine's stalls do not lose it) holds one lock;
 	// after its first two renewals (the steady state) the counters are
-	// reset, and read after the next. Each renewal of the one hold is one
+	// reset, and read after the next, twice: the cheaper of the two
+	// counts (a semaphore's renewal raises its keys' expiry once in twelve,
+	// never in two renewals running). Each renewal of the one hold is one
 	// script call, so the calls per renewal are the calls per script.
 	var mu sync.Mutex
 	renewals := 0
@@ -183,16 +185,20 @@ func measure(t *testing.T, newLocker func(c *redisync.Client, name string) redis
 		}
 	}
 	wait(2)
-	m.reset()
-	mu.Lock()
-	next := renewals + 1
-	mu.Unlock()
-	wait(next)
-	u := m.read()
-	if u.scripts == 0 {
-		t.Fatalf("a renewal was observed but no script ran: %v", u)
+	for range 2 {
+		m.reset()
+		mu.Lock()
+		next := renewals + 1
+		mu.Unlock()
+		wait(next)
+		u := m.read()
+		if u.scripts == 0 {
+			t.Fatalf("a renewal was observed but no script ran: %v", u)
+		}
+		if r, ok := out["renewal"]; !ok || u.per(u.scripts).calls < r.calls {
+			out["renewal"] = u.per(u.scripts)
+		}
 	}
-	out["renewal"] = u.per(u.scripts)
 	if h.Err() != nil {
 		t.Fatalf("the renewed hold was lost: %v", h.Err())
 	}

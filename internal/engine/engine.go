@@ -17,6 +17,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/redisync/redisync/internal/errs"
+	"github.com/redisync/redisync/internal/keys"
 	"github.com/redisync/redisync/internal/obs"
 	"github.com/redisync/redisync/internal/scripts"
 	"github.com/redisync/redisync/internal/wakeup"
@@ -118,7 +119,7 @@ func New(rc rueidis.Client, cfg Config) *Engine {
 	e.Watchdog = watchdog.New(errs.LostOnClose)
 	e.LockRenewer = &BatchRenewer{e: e, script: scripts.LockRenew, layout: "lock"}
 	e.RWLockRenewer = &BatchRenewer{e: e, script: scripts.RWLockRenew, layout: "rwlock"}
-	e.SemRenewer = &BatchRenewer{e: e, script: scripts.SemRenew, layout: "semaphore"}
+	e.SemRenewer = &BatchRenewer{e: e, script: scripts.SemRenew.WithHead(keys.SemHoldersPrefix, keys.SemPermitsPrefix), layout: "semaphore"}
 	return e
 }
 

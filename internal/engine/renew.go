@@ -249,8 +249,9 @@ func runRenewCalls(ctx context.Context, e *Engine, script *scripts.RenewScript, 
 			return script.EvalCommand(e.RC, c.leaseMs, len(c.idx), c.item(targets))
 		})
 		for j, res := range replies {
-			idx := calls[sentCalls[j]].idx
-			alive, err := scripts.ParseRenew(res, len(idx))
+			c := &calls[sentCalls[j]]
+			idx := c.idx
+			alive, err := script.ParseRenew(res, len(idx), c.item(targets))
 			for i, k := range idx {
 				switch {
 				case err != nil:

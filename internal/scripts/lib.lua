@@ -376,6 +376,14 @@ end
 -- permits (permit id -> count, "used" -> total), always updated together
 -- and given the same expiry, so they can only vanish together.
 
+-- The two keys' expiry runs ahead of their permits': every write of it
+-- gives at least SEM_HORIZON leases and never shortens it, and a renewal
+-- writes it again only once a SEM_PERIOD of server time (sem_renew.lua),
+-- which leaves at least a lease past the expiry of every permit renewed
+-- in between (SEM_HORIZON = SEM_PERIOD + 1).
+local SEM_PERIOD = 4
+local SEM_HORIZON = 5
+
 -- Take back the permits of every expired holder; returns how many.
 local function reclaim(holders, permits, now_ms)
   local expired = redis.call('zrangebyscore', holders, '-inf', now_ms)

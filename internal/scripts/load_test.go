@@ -130,7 +130,7 @@ func TestRenewBatchAcrossSlotsLearnsTheDigestOnACluster(t *testing.T) {
 	res := LockRenew.DoMulti(ctx, rc, lockKeys(names[0]).Lock, cmds...)
 	require.Len(t, res, len(names))
 	for i, r := range res {
-		alive, err := ParseRenew(r, 1)
+		alive, err := LockRenew.ParseRenew(r, 1, nil)
 		require.NoError(t, err, names[i])
 		assert.True(t, alive[0], names[i])
 	}

@@ -1,6 +1,7 @@
 package scripts
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -19,8 +20,7 @@ type RenewItem struct {
 	// (" r" for a read hold, " w <owner>:write" for a write hold).
 	TokenSuffix string
 	// Prefix is, for RWLockRenew, the read hold's first timeout key
-	// ("<prefix>:1"; "" for a write hold); for SemRenew, the semaphore's
-	// permits hash.
+	// ("<prefix>:1"; "" for a write hold).
 	Prefix string
 	// Phase is, for RWLockRenew, the lock's phase key (its token, see
 	// rwlock_lib.lua).
@@ -31,6 +31,10 @@ type RenewItem struct {
 	Info string
 
 	tokenArg string // Token in decimal and TokenSuffix, formatted once
+	// expiryArg is, for a script that reports expiries (SemRenew), the
+	// hold's expiry as the last renewal that found it reported it (server
+	// ms, decimal); "": none yet. Owned by the round that renews the item.
+	expiryArg string
 }
 
 // TokenArg is the item's token as the scripts take it, formatted on first
@@ -50,9 +54,12 @@ func (it *RenewItem) TokenArg() string {
 // RenewScript is a batch renewal script: KEYS are the holds' keys, ARGV[1]
 // the lease, then each hold's arguments.
 type RenewScript struct {
-	src    *source // assembled at first use (see source)
-	prefix bool    // each hold also passes its timeout-key prefix
-	phase  bool    // ... and its phase key (rwlock)
+	src     *source  // assembled at first use (see source)
+	noToken bool     // each hold passes no token (semaphore permits: ids are never reused)
+	prefix  bool     // each hold also passes its timeout-key prefix
+	phase   bool     // ... and its phase key (rwlock)
+	expiry  bool     // ... and its last reported expiry, and the reply reports the new one
+	head    []string // arguments after the lease, before the holds' (see WithHead)
 	// tokenFirst: each hold passes its token, and its owner only when
 	// the token is 0 (rlock_renew.lua: the token alone identifies a hold).
 	tokenFirst bool
@@ -75,6 +82,23 @@ func (s *RenewScript) withPhase() *RenewScript { s.phase = true; return s }
 // withTokenFirst marks a script whose holds pass their token, and their
 // owner only after a token of 0.
 func (s *RenewScript) withTokenFirst() *RenewScript { s.tokenFirst = true; return s }
+
+// withoutToken marks a script that takes no token after each hold's owner.
+func (s *RenewScript) withoutToken() *RenewScript { s.noToken = true; return s }
+
+// WithHead returns s taking args after the lease and before the holds'
+// own: the same script (its digest is learned once). SemRenew takes the
+// prefixes of the holders and permits keys' names (internal/keys).
+func (s *RenewScript) WithHead(args ...string) *RenewScript {
+	c := *s
+	c.head = args
+	return &c
+}
+
+// withExpiry marks a script that takes each hold's last reported expiry
+// after its other arguments ("0" for none) and replies with the new one
+// for each live hold (see ParseRenew).
+func (s *RenewScript) withExpiry() *RenewScript { s.expiry = true; return s }
 
 // The renewal scripts.
 var (
@@ -136,6 +160,7 @@ func (b *argBuf) free() {
 func (s *RenewScript) args(leaseMs string, n int, item func(int) *RenewItem) *argBuf {
 	b := argBufs.Get().(*argBuf)
 	b.args = append(b.args, leaseMs)
+	b.args = append(b.args, s.head...)
 	for i := range n {
 		it := item(i)
 		b.keys = append(b.keys, it.Key)
@@ -146,19 +171,29 @@ func (s *RenewScript) args(leaseMs string, n int, item func(int) *RenewItem) *ar
 			}
 			continue
 		}
-		b.args = append(b.args, it.Owner, it.TokenArg())
+		b.args = append(b.args, it.Owner)
+		if !s.noToken {
+			b.args = append(b.args, it.TokenArg())
+		}
 		if s.prefix {
 			b.args = append(b.args, it.Prefix)
 		}
 		if s.phase {
 			b.args = append(b.args, it.Phase)
 		}
+		if s.expiry {
+			b.args = append(b.args, cmp.Or(it.expiryArg, "0"))
+		}
 	}
 	return b
 }
 
-// ParseRenew reads a renewal reply: alive[i] for items[i].
-func ParseRenew(res rueidis.RedisResult, n int) ([]bool, error) {
+// ParseRenew reads a renewal reply of s for the batch of n holds that
+// item(i) names: alive[i] for hold i. A live hold's entry is 1, or, for a
+// script that reports expiries, its new expiry, which is kept in the item
+// for its next renewal (holds renewed in one call share it: one string per
+// distinct value).
+func (s *RenewScript) ParseRenew(res rueidis.RedisResult, n int, item func(int) *RenewItem) ([]bool, error) {
 	vals, err := res.AsIntSlice()
 	if err != nil {
 		return nil, err
@@ -167,8 +202,20 @@ func ParseRenew(res rueidis.RedisResult, n int) ([]bool, error) {
 		return nil, fmt.Errorf("scripts: renewal reply has %d entries for %d holds", len(vals), n)
 	}
 	alive := make([]bool, n)
+	var last int64
+	var lastArg string
 	for i, v := range vals {
-		alive[i] = v == 1
+		if !s.expiry {
+			alive[i] = v == 1
+			continue
+		}
+		alive[i] = v > 0
+		if alive[i] {
+			if v != last {
+				last, lastArg = v, strconv.FormatInt(v, 10)
+			}
+			item(i).expiryArg = lastArg
+		}
 	}
 	return alive, nil
 }

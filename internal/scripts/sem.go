@@ -24,9 +24,15 @@ var (
 	semAcquire = newScript(semAcquireSrc)
 	semRelease = newScript(semReleaseSrc)
 	semState   = newScript(semStateSrc)
-	semRenew   = newRenewScript(semRenewSrc, true)
+	semRenew   = newRenewScript(semRenewSrc, false).withoutToken().withExpiry()
 	semForce   = newScript(semForceSrc)
 )
+
+// SemHorizon is how many leases a semaphore's holders zset and permits
+// hash live past the last write of their expiry (lib.lua's SEM_HORIZON):
+// after the last holder stops renewing, its permits come back within a
+// lease and the two keys are gone within SemHorizon leases.
+const SemHorizon = 5
 
 // SemKeys names the keys of one semaphore.
 type SemKeys struct {

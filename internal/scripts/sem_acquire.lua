@@ -67,8 +67,9 @@ if not KEYS[7] and ARGV[2] == '1' then
       local id, lease = ARGV[3], ARGV[4]
       redis.call('hset', KEYS[3], id, '1', 'used', '1')
       redis.call('zadd', KEYS[2], tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) + tonumber(lease), id)
-      redis.call('pexpire', KEYS[2], lease)
-      redis.call('pexpire', KEYS[3], lease)
+      local horizon = string.format('%.0f', SEM_HORIZON * tonumber(lease))
+      redis.call('pexpire', KEYS[2], horizon)
+      redis.call('pexpire', KEYS[3], horizon)
       return t
     end
   end
@@ -113,8 +114,8 @@ if capacity - used >= n and (head == nil or head == id) then
   redis.call('hset', KEYS[3], id, n)
   used = redis.call('hincrby', KEYS[3], 'used', n)
   redis.call('zadd', KEYS[2], now_ms + lease, id)
-  expire_at_least(KEYS[2], lease)
-  expire_at_least(KEYS[3], lease)
+  expire_at_least(KEYS[2], SEM_HORIZON * lease)
+  expire_at_least(KEYS[3], SEM_HORIZON * lease)
   redis.call('hset', KEYS[1], 'token', string.format('%.0f', token))
   if KEYS[7] then
     info_record(KEYS[7], id, ARGV[7], lease, false)

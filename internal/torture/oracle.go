@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/redisync/redisync/internal/engine"
 	"github.com/redisync/redisync/internal/keys"
+	"github.com/redisync/redisync/internal/scripts"
 	"github.com/redisync/redisync/internal/wakeup"
 )
 
@@ -364,6 +366,7 @@ func (r *runState) leaks(ctx context.Context, rep *Report) {
 	time.Sleep(r.maxDelay + r.cfg.Lease + wakeup.Linger)
 	lastToken := keys.LockTokenPrefix + ":"
 	record := keys.HolderInfoPrefix + ":"
+	semHolders, semPermits := keys.SemHoldersPrefix+":", keys.SemPermitsPrefix+":"
 	for node, admin := range r.admins {
 		if r.cfg.Cluster != nil && !isMaster(ctx, admin) {
 			continue // a replica (its master has every key it has, and PTTL there would be MOVED), or a killed node not back yet
@@ -388,6 +391,12 @@ func (r *runState) leaks(ctx context.Context, rep *Report) {
 				// The last fencing token, which every release that deletes a
 				// lock keeps for 10 s by design (lib.lua keep_token), with
 				// an expiry (checked above).
+			case r.cfg.Primitive == "semaphore" && (strings.HasPrefix(k, semHolders) || strings.HasPrefix(k, semPermits)) &&
+				time.Duration(pttl)*time.Millisecond <= scripts.SemHorizon*r.cfg.Lease && !livePermits(ctx, admin, k):
+				// The holders and permits of a semaphore whose last holders
+				// stopped renewing (Close, a crash): their permits came back
+				// within a lease (none is live), and the two keys expire
+				// within scripts.SemHorizon leases of their last renewal.
 			case lossyScenario(r.cfg.Scenario) && strings.HasPrefix(k, record) &&
 				time.Duration(pttl)*time.Millisecond <= engine.RecordTTL(r.cfg.Lease):
 				// A holder record whose delete a failover lost (or whose
@@ -405,4 +414,20 @@ func (r *runState) leaks(ctx context.Context, rep *Report) {
 			rep.Leaks = append(rep.Leaks, fmt.Sprintf("node %d: channels still subscribed: %v", node, channels))
 		}
 	}
+}
+
+// livePermits reports whether the semaphore key k (its holders zset, or its
+// permits hash: then the zset beside it) holds a permit whose expiry has
+// not passed by the server's clock.
+func livePermits(ctx context.Context, admin rueidis.Client, k string) bool {
+	holders := k
+	if rest, ok := strings.CutPrefix(k, keys.SemPermitsPrefix); ok {
+		holders = keys.SemHoldersPrefix + rest
+	}
+	now, err := serverMillis(admin.Do(ctx, admin.B().Time().Build()))
+	if err != nil {
+		return true
+	}
+	live, err := admin.Do(ctx, admin.B().Zcount().Key(holders).Min("("+strconv.FormatInt(now, 10)).Max("+inf").Build()).AsInt64()
+	return err != nil || live > 0
 }

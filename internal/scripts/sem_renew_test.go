@@ -1,0 +1,184 @@
+package scripts
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redisync/redisync/internal/keys"
+	"github.com/redisync/redisync/internal/redistest"
+)
+
+// semRenewer is SemRenew as the engine runs it (with the key prefixes).
+var semRenewer = SemRenew.WithHead(keys.SemHoldersPrefix, keys.SemPermitsPrefix)
+
+func semTestKeys(name string) *SemKeys {
+	d := func(prefix string) string { k, _ := keys.Derived(prefix, name); return k }
+	return &SemKeys{Sem: name, Holders: d(keys.SemHoldersPrefix), Permits: d(keys.SemPermitsPrefix),
+		Queue: d(keys.SemQueuePrefix), Heartbeats: d(keys.SemHeartbeatPrefix), Channel: d(keys.SemChannelPrefix)}
+}
+
+// semRenewOnce renews the permit of it once and returns whether it is
+// still held; it keeps the reported expiry in it, as the engine does.
+func semRenewOnce(t *testing.T, rc rueidis.Client, leaseMs string, it *RenewItem) bool {
+	t.Helper()
+	res := semRenewer.exec(context.Background(), rc, leaseMs, 1, func(int) *RenewItem { return it })
+	alive, err := semRenewer.ParseRenew(res, 1, func(int) *RenewItem { return it })
+	require.NoError(t, err)
+	return alive[0]
+}
+
+func semAcquired(t *testing.T, rc rueidis.Client, k *SemKeys, id, leaseMs string) *RenewItem {
+	t.Helper()
+	got, err := SemAcquire(context.Background(), rc, k, "3", 1, id, leaseMs, "0", "publish")
+	require.NoError(t, err)
+	require.True(t, got.OK)
+	return &RenewItem{Key: k.Holders, Owner: id}
+}
+
+func serverMs(t *testing.T, rc rueidis.Client) int64 {
+	t.Helper()
+	now, err := redistest.Do(t, rc, "TIME").AsIntSlice()
+	require.NoError(t, err)
+	return now[0]*1000 + now[1]/1000
+}
+
+func score(t *testing.T, rc rueidis.Client, k *SemKeys, id string) int64 {
+	t.Helper()
+	s, err := redistest.Do(t, rc, "ZSCORE", k.Holders, id).AsInt64()
+	require.NoError(t, err)
+	return s
+}
+
+func pttl(t *testing.T, rc rueidis.Client, key string) int64 {
+	t.Helper()
+	ms, err := redistest.Do(t, rc, "PTTL", key).AsInt64()
+	require.NoError(t, err)
+	return ms
+}
+
+// TestSemRenewKeepsTheKeysPastThePermitAndRaisesThemOnceAPeriod: renewed
+// every third of its lease, a permit's holders zset and permits hash always
+// outlive its expiry, and their expiry is written again only about once a
+// SEM_PERIOD (four leases), not at every renewal.
+func TestSemRenewKeepsTheKeysPastThePermitAndRaisesThemOnceAPeriod(t *testing.T) {
+	rc := redistest.Start(t).Client(t)
+	const lease = 300
+	k := semTestKeys("renew:period")
+	it := semAcquired(t, rc, k, "p1", strconv.Itoa(lease))
+	raised, renewals := 0, 0
+	last := pttl(t, rc, k.Holders)
+	for end := time.Now().Add(12 * lease * time.Millisecond); time.Now().Before(end); time.Sleep(lease / 3 * time.Millisecond) {
+		require.True(t, semRenewOnce(t, rc, strconv.Itoa(lease), it), "renewal %d", renewals)
+		renewals++
+		left := score(t, rc, k, "p1") - serverMs(t, rc)
+		h, p := pttl(t, rc, k.Holders), pttl(t, rc, k.Permits)
+		assert.GreaterOrEqual(t, h, left, "the holders zset outlives the permit")
+		assert.GreaterOrEqual(t, p, left, "the permits hash outlives the permit")
+		assert.InDelta(t, h, p, 50, "the two keys keep one expiry")
+		if h > last {
+			raised++
+		}
+		last = h
+	}
+	require.GreaterOrEqual(t, renewals, 20)
+	assert.LessOrEqual(t, raised, renewals/6, "the keys' expiry is written about once in twelve renewals")
+	assert.GreaterOrEqual(t, raised, 1, "and written")
+}
+
+// TestSemHorizonIsLibLuas: the Go side's SemHorizon is the scripts'.
+func TestSemHorizonIsLibLuas(t *testing.T) {
+	assert.Contains(t, libSrc, "\nlocal SEM_HORIZON = "+strconv.Itoa(SemHorizon)+"\n")
+}
+
+// TestSemRenewNeverRevivesAnExpiredPermit: a permit past its expiry and
+// not yet taken back is not renewed, whatever expiry the client last knew.
+func TestSemRenewNeverRevivesAnExpiredPermit(t *testing.T) {
+	rc := redistest.Start(t).Client(t)
+	k := semTestKeys("renew:expired")
+	it := semAcquired(t, rc, k, "p1", "200")
+	require.True(t, semRenewOnce(t, rc, "200", it))
+	expiry := score(t, rc, k, "p1")
+	time.Sleep(300 * time.Millisecond)
+	assert.False(t, semRenewOnce(t, rc, "200", it), "an expired permit is not renewed")
+	assert.Equal(t, expiry, score(t, rc, k, "p1"), "nor its expiry moved")
+}
+
+// TestSemRenewFindsThePermitWithoutAReportedExpiry: a renewal whose reply
+// was lost leaves the client an old expiry (or none); the next renewal
+// reads the permit's own, renews it, and never adds a released one back.
+func TestSemRenewFindsThePermitWithoutAReportedExpiry(t *testing.T) {
+	rc := redistest.Start(t).Client(t)
+	k := semTestKeys("renew:lost-reply")
+	it := semAcquired(t, rc, k, "p1", "5000")
+	require.True(t, semRenewOnce(t, rc, "5000", it))
+	it.expiryArg = "" // the reply was lost
+	require.True(t, semRenewOnce(t, rc, "5000", it))
+	it.expiryArg = "1" // an expiry long past, of another length
+	require.True(t, semRenewOnce(t, rc, "5000", it))
+
+	n, err := SemRelease(context.Background(), rc, k, "p1", "publish")
+	require.NoError(t, err)
+	require.EqualValues(t, SemReleased, n)
+	assert.False(t, semRenewOnce(t, rc, "5000", it), "a released permit stays released")
+	assert.True(t, rueidis.IsRedisNil(redistest.Do(t, rc, "ZSCORE", k.Holders, "p1").Error()), "and is not added back")
+}
+
+// TestSemRenewNeverShortensAPermit: a permit whose expiry is already past
+// the one a renewal would set (the server clock stepped back) keeps it, and
+// the renewal reports it.
+func TestSemRenewNeverShortensAPermit(t *testing.T) {
+	rc := redistest.Start(t).Client(t)
+	k := semTestKeys("renew:ahead")
+	it := semAcquired(t, rc, k, "p1", "1000")
+	ahead := serverMs(t, rc) + 60000
+	redistest.Do(t, rc, "ZADD", k.Holders, strconv.FormatInt(ahead, 10), "p1")
+	redistest.Do(t, rc, "PEXPIRE", k.Holders, "120000")
+	redistest.Do(t, rc, "PEXPIRE", k.Permits, "120000")
+	require.True(t, semRenewOnce(t, rc, "1000", it))
+	assert.Equal(t, ahead, score(t, rc, k, "p1"), "the later expiry stays")
+	assert.Equal(t, strconv.FormatInt(ahead, 10), it.expiryArg, "and is reported")
+	require.True(t, semRenewOnce(t, rc, "1000", it), "renewed again from the reported expiry")
+	assert.Equal(t, ahead, score(t, rc, k, "p1"))
+}
+
+// TestSemRenewLeavesAForeignPermitsKeyAlone: when the permits key holds
+// something else (a list, a hash without this permit), the renewals that
+// raise the keys' expiry raise the holders zset's and leave that key's
+// expiry as it was.
+func TestSemRenewLeavesAForeignPermitsKeyAlone(t *testing.T) {
+	for _, foreign := range []struct {
+		name  string
+		write []string
+	}{
+		{"a list", []string{"RPUSH", "", "x"}},
+		{"a hash without the permit", []string{"HSET", "", "other", "1"}},
+	} {
+		t.Run(foreign.name, func(t *testing.T) {
+			rc := redistest.Start(t).Client(t)
+			const lease = 300
+			k := semTestKeys("renew:foreign")
+			it := semAcquired(t, rc, k, "p1", strconv.Itoa(lease))
+			redistest.Do(t, rc, "DEL", k.Permits)
+			w := append([]string{}, foreign.write...)
+			w[1] = k.Permits
+			redistest.Do(t, rc, w...)
+			raised := false
+			last := pttl(t, rc, k.Holders)
+			for end := time.Now().Add(12 * lease * time.Millisecond); time.Now().Before(end) && !raised; time.Sleep(lease / 3 * time.Millisecond) {
+				redistest.Do(t, rc, "PEXPIRE", k.Permits, "100")
+				require.True(t, semRenewOnce(t, rc, strconv.Itoa(lease), it))
+				assert.LessOrEqual(t, pttl(t, rc, k.Permits), int64(100), "the foreign key's expiry is not raised")
+				h := pttl(t, rc, k.Holders)
+				raised = h > last
+				last = h
+			}
+			assert.True(t, raised, "a renewal raised the keys' expiry meanwhile")
+		})
+	}
+}
