@@ -176,7 +176,7 @@ func TestConcurrentFirstRunsMeetScriptFlushes(t *testing.T) {
 					// The batch path's own fallback (the watchdog's): EVAL.
 					res = []rueidis.RedisResult{rc.Do(ctx, LockRenew.EvalCommand(rc, "10000", 1, func(int) *RenewItem { return it }))}
 				}
-				alive, err := ParseRenew(res[0], 1)
+				alive, err := LockRenew.ParseRenew(res[0], 1, func(int) *RenewItem { return it })
 				if err != nil || !alive[0] {
 					return fmt.Errorf("renew %s: %v %v", k.Lock, err, alive)
 				}

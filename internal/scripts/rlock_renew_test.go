@@ -39,7 +39,7 @@ func TestLockRenewJudgesEachHoldOfAMixedBatch(t *testing.T) {
 		{Key: "{f}", Owner: "o", Token: 16},
 	}
 	res := LockRenew.exec(ctx, rc, "60000", len(items), func(i int) *RenewItem { return items[i] })
-	alive, err := ParseRenew(res, len(items))
+	alive, err := LockRenew.ParseRenew(res, len(items), func(i int) *RenewItem { return items[i] })
 	require.NoError(t, err)
 	assert.Equal(t, []bool{true, true, false, false, false, true}, alive)
 	for i, it := range items {

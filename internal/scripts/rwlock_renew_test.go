@@ -42,8 +42,8 @@ func renewRW(t *testing.T, rc rueidis.Client, ms int, holds ...rwHold) []bool {
 	for i, h := range holds {
 		items[i] = h.item()
 	}
-	alive, err := ParseRenew(RWLockRenew.exec(context.Background(), rc, strconv.Itoa(ms), len(items),
-		func(i int) *RenewItem { return items[i] }), len(items))
+	item := func(i int) *RenewItem { return items[i] }
+	alive, err := RWLockRenew.ParseRenew(RWLockRenew.exec(context.Background(), rc, strconv.Itoa(ms), len(items), item), len(items), item)
 	require.NoError(t, err)
 	return alive
 }

@@ -55,13 +55,6 @@ func score(t *testing.T, rc rueidis.Client, k *SemKeys, id string) int64 {
 	return s
 }
 
-func pttl(t *testing.T, rc rueidis.Client, key string) int64 {
-	t.Helper()
-	ms, err := redistest.Do(t, rc, "PTTL", key).AsInt64()
-	require.NoError(t, err)
-	return ms
-}
-
 // TestSemRenewKeepsTheKeysPastThePermitAndRaisesThemOnceAPeriod: renewed
 // every third of its lease, a permit's holders zset and permits hash always
 // outlive its expiry, and their expiry is written again only about once a
