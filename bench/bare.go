@@ -8,22 +8,18 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// The reference scripts, with no library logic around them: what a lock
-// costs the server with no more than its own guarantee. They run through
-// the same auto-pipelining rueidis client as redisync (EVALSHA, EVAL once
-// on NOSCRIPT).
-var (
-	// bareAcquire and bareRelease are Redisson's RLock pair (the hash
-	// layout redisync shares): EXISTS / HEXISTS / HINCRBY / PEXPIRE to take
-	// or re-enter, HEXISTS / HINCRBY −1 / DEL / PUBLISH to release.
-	bareAcquire = rueidis.NewLuaScript(`
+// bareAcquireSrc and bareReleaseSrc are Redisson's RLock pair (the hash
+// layout redisync shares): EXISTS / HEXISTS / HINCRBY / PEXPIRE to take or
+// re-enter, HEXISTS / HINCRBY −1 / DEL / PUBLISH to release.
+const (
+	bareAcquireSrc = `
 if (redis.call('exists', KEYS[1]) == 0) or (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then
   redis.call('hincrby', KEYS[1], ARGV[2], 1)
   redis.call('pexpire', KEYS[1], ARGV[1])
   return nil
 end
-return redis.call('pttl', KEYS[1])`)
-	bareRelease = rueidis.NewLuaScript(`
+return redis.call('pttl', KEYS[1])`
+	bareReleaseSrc = `
 if (redis.call('hexists', KEYS[1], ARGV[3]) == 0) then
   return nil
 end
@@ -34,7 +30,17 @@ if (counter > 0) then
 end
 redis.call('del', KEYS[1])
 redis.call('publish', KEYS[2], ARGV[1])
-return 1`)
+return 1`
+)
+
+// The reference scripts, with no library logic around them: what a lock
+// costs the server with no more than its own guarantee. They run through
+// the same auto-pipelining rueidis client as redisync (EVALSHA, EVAL once
+// on NOSCRIPT).
+var (
+	// bareAcquire and bareRelease: bareAcquireSrc and bareReleaseSrc.
+	bareAcquire = rueidis.NewLuaScript(bareAcquireSrc)
+	bareRelease = rueidis.NewLuaScript(bareReleaseSrc)
 
 	// fencedAcquire and fencedRelease are the smallest pair with
 	// redisync's fencing guarantee and no helper prelude: the acquire

@@ -37,30 +37,10 @@ func runCost(only []string) error {
 		if !costSelected(c.name, only) {
 			continue
 		}
-		fmt.Fprintf(os.Stderr, "== %s\n", c.name)
-		var ins [2]int64
-		var took [2]time.Duration
-		for i, n := range costPairs {
-			var err error
-			ins[i], err = callgrindRun(func(rc rueidis.Client, _ *callgrindServer) error {
-				t := time.Now()
-				defer func() { took[i] = time.Since(t) }()
-				return c.pairs(ctx, rc, n)
-			})
-			if err != nil {
-				return fmt.Errorf("%s: %w", c.name, err)
-			}
-		}
-		// The longer run also idles longer between commands (the server's
-		// timers): that share is taken off.
-		ins[1] -= int64(idle * (took[1] - took[0]).Seconds())
-		phases, err := c.commandstats(ctx, costPairs[0])
+		row, err := pairRow(ctx, c, idle)
 		if err != nil {
-			return fmt.Errorf("%s: commandstats: %w", c.name, err)
+			return err
 		}
-		row := costRow{name: c.name, perOp: costPairs[1] - costPairs[0], phases: phases,
-			instructions: float64(ins[1]-ins[0]) / float64(costPairs[1]-costPairs[0])}
-		fmt.Fprintf(os.Stderr, "   %.0f instructions per pair\n", row.instructions)
 		rows = append(rows, row)
 	}
 	var renewals []costRow
@@ -90,6 +70,37 @@ func runCost(only []string) error {
 	}
 	fmt.Print(costMarkdown(rows, renewals, idle, time.Since(started)))
 	return nil
+}
+
+// pairRow counts c's pairs: the difference of two runs of costPairs'
+// lengths, less the longer run's extra idle time at idle instructions a
+// second, beside c's commandstats.
+func pairRow(ctx context.Context, c costCase, idle float64) (costRow, error) {
+	fmt.Fprintf(os.Stderr, "== %s\n", c.name)
+	var ins [2]int64
+	var took [2]time.Duration
+	for i, n := range costPairs {
+		var err error
+		ins[i], err = callgrindRun(func(rc rueidis.Client, _ *callgrindServer) error {
+			t := time.Now()
+			defer func() { took[i] = time.Since(t) }()
+			return c.pairs(ctx, rc, n)
+		})
+		if err != nil {
+			return costRow{}, fmt.Errorf("%s: %w", c.name, err)
+		}
+	}
+	// The longer run also idles longer between commands (the server's
+	// timers): that share is taken off.
+	ins[1] -= int64(idle * (took[1] - took[0]).Seconds())
+	phases, err := c.commandstats(ctx, costPairs[0])
+	if err != nil {
+		return costRow{}, fmt.Errorf("%s: commandstats: %w", c.name, err)
+	}
+	row := costRow{name: c.name, perOp: costPairs[1] - costPairs[0], phases: phases,
+		instructions: float64(ins[1]-ins[0]) / float64(costPairs[1]-costPairs[0])}
+	fmt.Fprintf(os.Stderr, "   %.0f instructions per pair\n", row.instructions)
+	return row, nil
 }
 
 // costSelected says whether -only selects the case: a reference row (its

@@ -7,6 +7,7 @@
 //	cd bench && go run .          # the full run (a few minutes)
 //	cd bench && go run . -quick   # a one-minute subset (what CI runs)
 //	cd bench && go run . -cost    # server instructions per operation (callgrind)
+//	cd bench && go run . -cost -fn  # the same pairs by FCALL of a Functions library
 //
 // It prints a markdown table to stdout and writes results.json and
 // chart.svg (the README embeds the chart).
@@ -34,7 +35,15 @@ func main() {
 	out := flag.String("out", ".", "directory for results.json and chart.svg")
 	cost := flag.Bool("cost", false, "the server-cost scenario alone: redis-server instructions per operation under callgrind (make cost)")
 	only := flag.String("only", "", "with -cost: the primitives to count, comma-separated name prefixes (\"rwlock,semaphore\"); the reference rows always run")
+	fn := flag.Bool("fn", false, "with -cost: the Functions experiment (issue 24): the rlock, rwlock read and bare pairs by EVALSHA and by FCALL of a library, and FUNCTION LOAD's cost")
 	flag.Parse()
+	if *cost && *fn {
+		if err := runFnCost(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench -cost -fn:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *cost {
 		if err := runCost(strings.Split(*only, ",")); err != nil {
 			fmt.Fprintln(os.Stderr, "bench -cost:", err)
