@@ -51,6 +51,8 @@
 -- script first runs PEXPIRE 0 GT, a write that never changes anything (GT
 -- never lowers an expiry, and leaves a key without one alone), so that
 -- the ZADDs, which move scores and grow nothing, run under OOM too.
+-- Globals cost a lookup each (about 120 instructions): read through locals.
+local redis, KEYS, ARGV = redis, KEYS, ARGV
 local PHASES = 8
 local lease = tonumber(ARGV[1])
 local holders_prefix, permits_prefix = ARGV[2], ARGV[3]
