@@ -44,12 +44,16 @@ type dueSchedule struct {
 	heap  []*bucket
 	byKey map[bucketKey]*bucket
 	spare []*bucket // emptied buckets, reused (their arrays kept)
+	last  *bucket   // the bucket add filed into last: a round's leases go to one
 }
 
 // add files waiting lease l by its due time (it must be in no bucket).
 func (s *dueSchedule) add(l *Lease) {
 	k := bucketKey{at: monoNs(l.due), backoff: l.backoff}
-	b := s.byKey[k]
+	b := s.last
+	if b == nil || b.key != k {
+		b = s.byKey[k]
+	}
 	if b == nil {
 		if n := len(s.spare); n > 0 {
 			b, s.spare = s.spare[n-1], s.spare[:n-1]
@@ -67,6 +71,7 @@ func (s *dueSchedule) add(l *Lease) {
 	}
 	l.bucket, l.bidx = b, len(b.leases)
 	b.leases = append(b.leases, l)
+	s.last = b
 }
 
 // drop takes l out of its bucket, if it is in one.
@@ -99,6 +104,9 @@ func (s *dueSchedule) front() *bucket {
 // remove takes empty bucket b out of the heap and the index.
 func (s *dueSchedule) remove(b *bucket) {
 	delete(s.byKey, b.key)
+	if s.last == b {
+		s.last = nil
+	}
 	i, n := b.pos, len(s.heap)-1
 	if i != n {
 		s.swap(i, n)
@@ -125,7 +133,7 @@ func (s *dueSchedule) all(into []*Lease) []*Lease {
 			into = append(into, l)
 		}
 	}
-	s.heap, s.byKey, s.spare = nil, nil, nil
+	s.heap, s.byKey, s.spare, s.last = nil, nil, nil, nil
 	return into
 }
 

@@ -415,11 +415,7 @@ func (w *Watchdog) sendLocked(l *Lease, rounds []*flight) []*flight {
 // for a round sent at sent (under mu).
 func (f *flight) watch(sent time.Time) {
 	_, stream := f.r.(StreamRenewer)
-	f.bound = waitBound(f.leases, sent, stream)
-	f.deadline = time.Time{}
-	for _, l := range f.leases {
-		f.deadline = earliest(f.deadline, l.deadline)
-	}
+	f.bound, f.deadline = waitBound(f.leases, sent, stream)
 }
 
 // expireFlightsLocked finds the leases in flight whose deadline has
@@ -619,20 +615,27 @@ func (w *Watchdog) settle(leases []*Lease, idx []int, results []Result, sent tim
 // arrives, so the batch is waited for as long as any of its leases can
 // still use an answer: no lease's wait is cut short by a neighbour's
 // deadline (those leases are lost at their deadlines whatever is in flight).
-func waitBound(batch []*Lease, sent time.Time, stream bool) time.Time {
-	var bound time.Time
+// It returns the earliest deadline in the batch too.
+func waitBound(batch []*Lease, sent time.Time, stream bool) (bound, first time.Time) {
+	// In monotonic nanoseconds: a batch has thousands of leases.
+	s := monoNs(sent)
+	var b, d int64
 	for i, l := range batch {
-		own := minTime(l.deadline, sent.Add(l.TTL/3))
+		dl := monoNs(l.deadline)
+		own := min(dl, s+int64(l.TTL/3))
 		switch {
 		case i == 0:
-			bound = own
-		case stream && own.After(bound):
-			bound = own
-		case !stream && own.Before(bound):
-			bound = own
+			b, d = own, dl
+		case stream:
+			b, d = max(b, own), min(d, dl)
+		default:
+			b, d = min(b, own), min(d, dl)
 		}
 	}
-	return bound
+	if len(batch) == 0 {
+		return time.Time{}, time.Time{}
+	}
+	return epoch.Add(time.Duration(b)), epoch.Add(time.Duration(d))
 }
 
 func minTime(a, b time.Time) time.Time {
