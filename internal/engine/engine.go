@@ -90,10 +90,19 @@ var ErrGivenUp = errs.Join(errs.ErrClosed, errors.New("redisync: given up by Clo
 // caller's own ctx did not end, and context.Canceled would say it did.
 // Otherwise it returns err.
 func Cause(ctx context.Context, err error) error {
-	if err != nil && ctx.Err() != nil && context.Cause(ctx) == ErrGivenUp {
+	if err != nil && ctx.Err() != nil && causeOf(ctx) == ErrGivenUp {
 		return ErrGivenUp
 	}
 	return err
+}
+
+// causeOf is context.Cause(ctx), which also sees the cause of a detached
+// context (and of those derived from it).
+func causeOf(ctx context.Context) error {
+	if c, ok := ctx.Value(causeKey{}).(error); ok {
+		return c
+	}
+	return context.Cause(ctx)
 }
 
 // New builds the engine for rc. It does no I/O.
@@ -338,8 +347,8 @@ func (e *Engine) taskDone() {
 // deadline as its own context.DeadlineExceeded. The CancelFunc must be
 // called when the work is done.
 func (e *Engine) Detach(ctx context.Context) (context.Context, context.CancelFunc) {
-	d := e.detach(ctx, true)
-	return d.ctx, d.stop
+	d := e.detach(ctx, true, false)
+	return d, d.stop
 }
 
 // Linger returns a context that ctx's end does not cancel: it ends d after
@@ -384,18 +393,45 @@ func Linger(ctx context.Context, d time.Duration) (context.Context, context.Canc
 // comes, to settle, which runs as a task the Client owns (Close waits for
 // it) and undoes whatever call did.
 func Settle[T any](e *Engine, ctx context.Context, call func(context.Context) T, settle func(T)) (T, bool) {
+	return NewSettler(call, settle).Settle(e, ctx)
+}
+
+// Settler is Settle for a caller that settles one call at a time, again
+// and again (a hold, under its op lock): its channel, goroutine function
+// and context are reused, so a settled call costs no allocation of its
+// own. Settle must not be called again before the previous call's settle
+// (if it was handed one) has begun.
+type Settler[T any] struct {
+	call    func(context.Context) T
+	settle  func(T)
+	replied chan T
+	d       *detached // the call in flight's context
+	run     func()    // s.do, made once: starting it costs no closure
+}
+
+// NewSettler returns a Settler of call and settle (see Settle).
+func NewSettler[T any](call func(context.Context) T, settle func(T)) *Settler[T] {
+	s := &Settler[T]{call: call, settle: settle, replied: make(chan T, 1)}
+	s.run = s.do
+	return s
+}
+
+func (s *Settler[T]) do() { s.replied <- s.call(s.d) } // awaited by Settle, or by its task
+
+// Settle runs the call as Settle does.
+func (s *Settler[T]) Settle(e *Engine, ctx context.Context) (T, bool) {
 	if ctx.Done() == nil {
 		// Nothing else ends it: Close gives it up like a task.
 		var out T
-		e.Own(ctx, func(octx context.Context) { out = call(octx) })
+		e.Own(ctx, func(octx context.Context) { out = s.call(octx) })
 		return out, true
 	}
 	// The select below starts d's linger when ctx ends.
-	d := e.detach(ctx, false)
-	replied := make(chan T, 1)
-	go func() { replied <- call(d.ctx) }() // awaited below, or by the task
+	d := e.detach(ctx, false, true)
+	s.d = d
+	go s.run()
 	select {
-	case out := <-replied:
+	case out := <-s.replied:
 		d.stop()
 		return out, true
 	case <-ctx.Done():
@@ -403,8 +439,20 @@ func Settle[T any](e *Engine, ctx context.Context, call func(context.Context) T,
 	}
 	e.Go(func() {
 		defer d.stop()
-		settle(<-replied)
+		s.settle(<-s.replied)
 	})
 	var zero T
 	return zero, false
+}
+
+// Go1 is Go for f(arg): one closure fewer than Go with a closure of
+// its own.
+func Go1[T any](e *Engine, f func(T), arg T) {
+	e.tasks.add()
+	go run1(e, f, arg)
+}
+
+func run1[T any](e *Engine, f func(T), arg T) {
+	defer e.taskDone()
+	f(arg)
 }
