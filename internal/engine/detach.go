@@ -51,9 +51,11 @@ var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); retu
 // itself; without, the caller calls linger when it sees ctx end (Settle
 // does: it waits on ctx anyway). A pooled one is reused once released.
 func (e *Engine) detach(ctx context.Context, watch, pooled bool) *detached {
-	d := &detached{}
+	var d *detached
 	if pooled {
 		d = detachedPool.Get().(*detached)
+	} else {
+		d = new(detached)
 	}
 	d.e, d.parent, d.pooled = e, ctx, pooled
 	d.refs.Store(1)

@@ -335,7 +335,7 @@ func (h *Hold) granted(res scripts.Acquired, sent time.Time) error {
 	if !h.cfg.Fixed || h.cfg.Engine.RecordsFor(target) {
 		l.Renewer = h.cfg.Renewer // a fixed lease's: for its holder record only
 	}
-	l.OnLost = func(err error) { h.onLost(l, err) }
+	l.Notify = h
 	if err := w.Add(l, sent); err != nil {
 		return errs.ErrClosed
 	}

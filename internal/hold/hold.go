@@ -228,8 +228,9 @@ func (h *Hold) Owes() bool {
 	return h.holds > 0 || h.lost || len(h.queue) > 0
 }
 
-// onLost is the watchdog's callback for hold l.
-func (h *Hold) onLost(l *watchdog.Lease, cause error) {
+// Lost implements watchdog.Notifier: the watchdog's report that hold l
+// was lost.
+func (h *Hold) Lost(l *watchdog.Lease, cause error) {
 	err := errs.ErrLockLost
 	if !errors.Is(cause, watchdog.ErrLost) {
 		err = cause // the Client was closed: matches ErrLockLost and ErrClosed

@@ -213,9 +213,6 @@ func (h *Hold) drain(ctx context.Context) error {
 		} else {
 			h.queue = h.queue[1:]
 		}
-		if len(h.queue) == 0 {
-			h.queue = nil
-		}
 		j.tell(err)
 		h.mu.Unlock()
 	}

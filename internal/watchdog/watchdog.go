@@ -29,8 +29,11 @@ type Lease struct {
 	Fixed   bool // never renewed; only its deadline is watched
 	Target  any  // what the Renewer needs (key, owner, token)
 	// OnLost is called once, from the engine's goroutine, when the hold is
-	// lost (err is the cause). It must not block.
+	// lost (err is the cause). It must not block. Notify, when set, is
+	// called instead: Notify.Lost(l, err) (an owner of many leases is told
+	// without a closure per lease).
 	OnLost func(err error)
+	Notify Notifier
 
 	// Owned by the engine, guarded by Watchdog.mu.
 	confirmed time.Time
@@ -44,6 +47,20 @@ type Lease struct {
 	bucket    *bucket // its due time's bucket while it waits to be sent
 	bidx      int     // its place in bucket
 	flight    *flight // the round it was last sent in
+}
+
+// Notifier is told when a lease is lost (see Lease.OnLost).
+type Notifier interface {
+	Lost(l *Lease, err error)
+}
+
+// lost tells l's owner that l was lost.
+func (l *Lease) lost(err error) {
+	if l.Notify != nil {
+		l.Notify.Lost(l, err)
+		return
+	}
+	l.OnLost(err)
 }
 
 // Drift is the safety margin subtracted from a lease: 1% of it plus 2 ms.
@@ -172,7 +189,7 @@ func (w *Watchdog) Close() {
 	w.cancel()
 	w.wg.Wait()
 	for _, l := range lost {
-		l.OnLost(w.lostErr)
+		l.lost(w.lostErr)
 	}
 }
 
@@ -368,7 +385,7 @@ func (w *Watchdog) tick(now time.Time) time.Time {
 	w.mu.Unlock()
 
 	for _, l := range lost {
-		l.OnLost(ErrLost)
+		l.lost(ErrLost)
 	}
 	for _, f := range rounds {
 		w.wg.Add(1)
@@ -601,7 +618,7 @@ func (w *Watchdog) settle(leases []*Lease, idx []int, results []Result, sent tim
 	}
 	w.mu.Unlock()
 	for _, l := range lost {
-		l.OnLost(ErrLost)
+		l.lost(ErrLost)
 	}
 }
 
