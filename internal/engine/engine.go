@@ -393,38 +393,56 @@ func Linger(ctx context.Context, d time.Duration) (context.Context, context.Canc
 // comes, to settle, which runs as a task the Client owns (Close waits for
 // it) and undoes whatever call did.
 func Settle[T any](e *Engine, ctx context.Context, call func(context.Context) T, settle func(T)) (T, bool) {
-	return NewSettler(call, settle).Settle(e, ctx)
+	var s Settler[T]
+	s.Init(funcs[T]{call, settle})
+	return s.Settle(e, ctx)
 }
+
+// Settled is a call for a Settler: Call runs it (on a context from
+// Detach), Settle undoes what it did when its caller had gone (a Client
+// task).
+type Settled[T any] interface {
+	Call(ctx context.Context) T
+	Settle(out T)
+}
+
+// funcs is a Settled made of two functions.
+type funcs[T any] struct {
+	call   func(context.Context) T
+	settle func(T)
+}
+
+func (f funcs[T]) Call(ctx context.Context) T { return f.call(ctx) }
+func (f funcs[T]) Settle(out T)                { f.settle(out) }
 
 // Settler is Settle for a caller that settles one call at a time, again
 // and again (a hold, under its op lock): its channel, goroutine function
 // and context are reused, so a settled call costs no allocation of its
-// own. Settle must not be called again before the previous call's settle
-// (if it was handed one) has begun.
+// own. Settle must not be called again before the previous call's Settle
+// (if it was handed one) has begun. The zero Settler is ready once Init
+// has named its call.
 type Settler[T any] struct {
-	call    func(context.Context) T
-	settle  func(T)
+	c       Settled[T]
 	replied chan T
 	d       *detached // the call in flight's context
 	run     func()    // s.do, made once: starting it costs no closure
 }
 
-// NewSettler returns a Settler of call and settle (see Settle).
-func NewSettler[T any](call func(context.Context) T, settle func(T)) *Settler[T] {
-	s := &Settler[T]{call: call, settle: settle, replied: make(chan T, 1)}
-	s.run = s.do
-	return s
-}
+// Init names the Settler's call.
+func (s *Settler[T]) Init(c Settled[T]) { s.c = c }
 
-func (s *Settler[T]) do() { s.replied <- s.call(s.d) } // awaited by Settle, or by its task
+func (s *Settler[T]) do() { s.replied <- s.c.Call(s.d) } // awaited by Settle, or by its task
 
 // Settle runs the call as Settle does.
 func (s *Settler[T]) Settle(e *Engine, ctx context.Context) (T, bool) {
 	if ctx.Done() == nil {
 		// Nothing else ends it: Close gives it up like a task.
 		var out T
-		e.Own(ctx, func(octx context.Context) { out = s.call(octx) })
+		e.Own(ctx, func(octx context.Context) { out = s.c.Call(octx) })
 		return out, true
+	}
+	if s.replied == nil {
+		s.replied, s.run = make(chan T, 1), s.do
 	}
 	// The select below starts d's linger when ctx ends.
 	d := e.detach(ctx, false, true)
@@ -439,7 +457,7 @@ func (s *Settler[T]) Settle(e *Engine, ctx context.Context) (T, bool) {
 	}
 	e.Go(func() {
 		defer d.stop()
-		s.settle(<-s.replied)
+		s.c.Settle(<-s.replied)
 	})
 	var zero T
 	return zero, false

@@ -48,7 +48,7 @@ func attemptAll(ctx context.Context, holds []*Hold, latched bool, acquireAll Acq
 	// which a Client task undoing the attempt keeps until it is done). Once
 	// the attempt is handed off, this goroutine no longer touches it: the
 	// task may end it, and the handle's next operation reuse it.
-	a := holds[0].att
+	a := &holds[0].att
 	a.ctx, a.holds, a.latched, a.acquireAll, a.acquire = ctx, holds, latched, acquireAll, acquire
 	handedOff := false
 	defer func() {
@@ -141,9 +141,9 @@ type outcome struct {
 	unsent bool // the acquire was not sent (queued releases failed first)
 }
 
-// call runs the attempt's acquire, with the handle's queued releases
-// first, on the settler's context.
-func (a *attempt) call(actx context.Context) outcome {
+// Call runs the attempt's acquire, with the handle's queued releases
+// first, on the settler's context (engine.Settled).
+func (a *attempt) Call(actx context.Context) outcome {
 	// Releases this handle queued go first, in order, so an acquire
 	// never meets (and re-enters) a hold its own Unlock already ended.
 	for _, h := range a.holds {
@@ -178,9 +178,9 @@ func (a *attempt) call(actx context.Context) outcome {
 	return outcome{res: res, busy: busy, err: engine.Cause(actx, err)}
 }
 
-// settle undoes what a call whose caller had gone did, and ends the
-// attempt (a Client task).
-func (a *attempt) settle(out outcome) {
+// Settle undoes what a call whose caller had gone did, and ends the
+// attempt (a Client task; engine.Settled).
+func (a *attempt) Settle(out outcome) {
 	defer a.end()
 	if !out.unsent && (out.res != nil || (out.err != nil && !scripts.IsReply(out.err))) {
 		a.undo() // granted, or no reply: the release acts only on what this acquire did
@@ -274,13 +274,7 @@ type attempt struct {
 	one        [1]int64  // before's storage for the usual single hold
 	sent       time.Time // when the acquire was sent
 	latched    bool      // the acquire script takes the holds' latches
-	settler    *engine.Settler[outcome]
-}
-
-func newAttempt() *attempt {
-	a := &attempt{}
-	a.settler = engine.NewSettler(a.call, a.settle)
-	return a
+	settler    engine.Settler[outcome]
 }
 
 // end lets go of the attempt's references and unlocks the holds' ops: the

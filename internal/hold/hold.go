@@ -52,7 +52,7 @@ type Config struct {
 type Hold struct {
 	cfg   Config
 	self  [1]*Hold            // this hold as AttemptAll's slice, without allocating one each time
-	att   *attempt            // the state of its attempts (under op; see attemptAll)
+	att   attempt             // the state of its attempts (under op; see attemptAll)
 	grant [1]scripts.Acquired // Attempt's grant as attemptAll's slice (under op, which the attempt and its undo hold)
 	latch string              // this handle's latch field; "" when it has none
 
@@ -100,7 +100,7 @@ const LatchPrefix = "redisync:latch:"
 func New(cfg Config) *Hold {
 	h := &Hold{cfg: cfg, op: newOpLock(), done: Closed, err: errs.ErrNotHeld}
 	h.self = [1]*Hold{h}
-	h.att = newAttempt()
+	h.att.settler.Init(&h.att)
 	if cfg.Shared && cfg.Latched {
 		h.latch = LatchPrefix + cfg.Engine.NewOwner()
 	}
