@@ -14,12 +14,15 @@ import (
 // live detached in a list for that, rather than a context.AfterFunc on
 // abandon each).
 //
-// It is its own context.Context, and the ones of Settle and DetachUnwatched
-// are reused (detachedPool): an acquire or release with a cancellable ctx,
-// the common case, then costs no context, channel or timer of its own. One
-// goes back to the pool only when nothing can see it any more: its work
-// and its watcher are done with it (refs), it never ended, no timer or
-// AfterFunc was set on it, and no context derived from it is left.
+// It is its own context.Context, and those of a Settler and of
+// DetachUnwatched can be reused (detachedPool): an acquire or release with
+// a cancellable ctx, the common case, then costs no context, channel or
+// timer of its own. One goes back to the pool only when nothing can see it
+// any more: its work and its watcher are done with it (refs), it never
+// ended, no timer or AfterFunc was set on it, and no context derived from
+// it is left registered with it — and only for work that keeps no
+// reference to it once it returns (a context derived with WithoutCancel
+// registers nothing: such work must ask for no reuse).
 type detached struct {
 	e      *Engine
 	parent context.Context // the caller's ctx: its values only
@@ -29,11 +32,11 @@ type detached struct {
 	err    error         // context.Canceled once it ended
 	cause  error
 	timer  *time.Timer
-	ended  bool          // its work is done (stop)
-	watch  func() bool   // stops the context.AfterFunc on the caller's ctx, if any
-	afters []*afterFunc  // functions to run when it ends (contexts derived from it)
-	refs   atomic.Int32  // holders (see release); 0: back to the pool if pooled
-	pooled bool          // it goes back to the pool once unused
+	ended  bool         // its work is done (stop)
+	watch  func() bool  // stops the context.AfterFunc on the caller's ctx, if any
+	afters []*afterFunc // functions to run when it ends (contexts derived from it)
+	refs   atomic.Int32 // holders (see release); 0: back to the pool if pooled
+	pooled bool         // it goes back to the pool once unused
 
 	prev, next *detached // in e.detached, under e.abandonMu
 }
@@ -83,11 +86,12 @@ func (e *Engine) detach(ctx context.Context, watch, pooled bool) *detached {
 type Detached = detached
 
 // DetachUnwatched is Detach for a caller that waits on ctx itself (it
-// spares the context.AfterFunc on ctx); the context is reused once both
-// Stop and Release have been called. It is itself the context for the
-// work.
-func (e *Engine) DetachUnwatched(ctx context.Context) *Detached {
-	d := e.detach(ctx, false, true)
+// spares the context.AfterFunc on ctx). It is itself the context for the
+// work. With reuse, it is reused once both Stop and Release have been
+// called: only for work that is done with its context when Stop is called
+// (nothing it started goes on using it, or a context derived from it).
+func (e *Engine) DetachUnwatched(ctx context.Context, reuse bool) *Detached {
+	d := e.detach(ctx, false, reuse)
 	d.refs.Add(1) // the caller's, until Release
 	return d
 }

@@ -394,7 +394,7 @@ func Linger(ctx context.Context, d time.Duration) (context.Context, context.Canc
 // it) and undoes whatever call did.
 func Settle[T any](e *Engine, ctx context.Context, call func(context.Context) T, settle func(T)) (T, bool) {
 	var s Settler[T]
-	s.Init(funcs[T]{call, settle})
+	s.Init(funcs[T]{call, settle}, false)
 	return s.Settle(e, ctx)
 }
 
@@ -413,7 +413,7 @@ type funcs[T any] struct {
 }
 
 func (f funcs[T]) Call(ctx context.Context) T { return f.call(ctx) }
-func (f funcs[T]) Settle(out T)                { f.settle(out) }
+func (f funcs[T]) Settle(out T)               { f.settle(out) }
 
 // Settler is Settle for a caller that settles one call at a time, again
 // and again (a hold, under its op lock): its channel, goroutine function
@@ -423,13 +423,16 @@ func (f funcs[T]) Settle(out T)                { f.settle(out) }
 // has named its call.
 type Settler[T any] struct {
 	c       Settled[T]
+	reuse   bool // the call's contexts are reused (see DetachUnwatched)
 	replied chan T
 	d       *detached // the call in flight's context
 	run     func()    // s.do, made once: starting it costs no closure
 }
 
-// Init names the Settler's call.
-func (s *Settler[T]) Init(c Settled[T]) { s.c = c }
+// Init names the Settler's call; with reuse, its contexts are reused (only
+// for a call that is done with its ctx when it returns; see
+// DetachUnwatched).
+func (s *Settler[T]) Init(c Settled[T], reuse bool) { s.c, s.reuse = c, reuse }
 
 func (s *Settler[T]) do() { s.replied <- s.c.Call(s.d) } // awaited by Settle, or by its task
 
@@ -445,7 +448,7 @@ func (s *Settler[T]) Settle(e *Engine, ctx context.Context) (T, bool) {
 		s.replied, s.run = make(chan T, 1), s.do
 	}
 	// The select below starts d's linger when ctx ends.
-	d := e.detach(ctx, false, true)
+	d := e.detach(ctx, false, s.reuse)
 	s.d = d
 	go s.run()
 	select {

@@ -46,6 +46,13 @@ type Config struct {
 	RenewTarget func(token uint64) any
 	// Observed names the hold in Released and Lost events, and in errors.
 	Observed obs.Target
+	// OutlivesCtx is set when Release (or an acquire) may leave work that
+	// goes on using its ctx after it returns — redlock's sends to nodes it
+	// does not wait for, whose contexts derive from it. The contexts a Hold
+	// runs its acquires and releases on are otherwise reused once they
+	// return (engine.DetachUnwatched, engine.Settler): a context kept past
+	// that would see another call's values.
+	OutlivesCtx bool
 }
 
 // Hold is one handle's hold; all methods are safe for concurrent use.
@@ -100,7 +107,7 @@ const LatchPrefix = "redisync:latch:"
 func New(cfg Config) *Hold {
 	h := &Hold{cfg: cfg, op: newOpLock(), done: Closed, err: errs.ErrNotHeld}
 	h.self = [1]*Hold{h}
-	h.att.settler.Init(&h.att)
+	h.att.settler.Init(&h.att, !cfg.OutlivesCtx)
 	if cfg.Shared && cfg.Latched {
 		h.latch = LatchPrefix + cfg.Engine.NewOwner()
 	}

@@ -141,7 +141,7 @@ func (h *Hold) await(ctx context.Context, j *job) error {
 	h.mu.Unlock()
 	// The task's context outlives ctx by CompensateTimeout (engine.Detach);
 	// this goroutine watches ctx for it while it waits below.
-	d := h.cfg.Engine.DetachUnwatched(ctx)
+	d := h.cfg.Engine.DetachUnwatched(ctx, !h.cfg.OutlivesCtx)
 	defer d.Release()
 	j.h, j.ctx, j.d = h, ctx, d
 	engine.Go1(h.cfg.Engine, releaseTask, j)
