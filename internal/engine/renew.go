@@ -42,6 +42,7 @@ type BatchRenewer struct {
 
 // RenewTarget is a watchdog.Lease's Target for a BatchRenewer.
 type RenewTarget struct {
+	wl      watchdog.Lease // the hold's watchdog lease (see Granted)
 	Item    scripts.RenewItem
 	LeaseMs string
 	// Fixed marks a fixed lease: the watchdog hands it over once, a third

@@ -322,10 +322,16 @@ func (h *Hold) granted(res scripts.Acquired, sent time.Time) error {
 		return nil
 	}
 	target := h.cfg.RenewTarget(res.Token)
-	l := &watchdog.Lease{TTL: h.cfg.Lease, Fixed: h.cfg.Fixed, Target: target}
 	if g, ok := target.(engine.Granted); ok {
 		g.NoteGrant(sent, h.cfg.Fixed)
 	}
+	var l *watchdog.Lease
+	if c, ok := target.(engine.LeaseCarrier); ok {
+		l = c.Lease()
+	} else {
+		l = new(watchdog.Lease)
+	}
+	l.TTL, l.Fixed, l.Target = h.cfg.Lease, h.cfg.Fixed, target
 	if !h.cfg.Fixed || h.cfg.Engine.RecordsFor(target) {
 		l.Renewer = h.cfg.Renewer // a fixed lease's: for its holder record only
 	}
