@@ -384,20 +384,6 @@ func Linger(ctx context.Context, d time.Duration) (context.Context, context.Canc
 	}
 }
 
-// Settle runs call, an acquisition that must not be abandoned in flight (a
-// command given up may still run after the undo sent on another connection,
-// and leave an orphan), with a context from Detach: ctx's end does not
-// cancel it, and only bounds it (by CompensateTimeout) once ctx has ended.
-// It returns call's result and true — unless ctx ends first (a slow or cut
-// network): then it returns false at once and hands the result, when it
-// comes, to settle, which runs as a task the Client owns (Close waits for
-// it) and undoes whatever call did.
-func Settle[T any](e *Engine, ctx context.Context, call func(context.Context) T, settle func(T)) (T, bool) {
-	var s Settler[T]
-	s.Init(funcs[T]{call, settle}, false)
-	return s.Settle(e, ctx)
-}
-
 // Settled is a call for a Settler: Call runs it (on a context from
 // Detach), Settle undoes what it did when its caller had gone (a Client
 // task).
@@ -406,19 +392,18 @@ type Settled[T any] interface {
 	Settle(out T)
 }
 
-// funcs is a Settled made of two functions.
-type funcs[T any] struct {
-	call   func(context.Context) T
-	settle func(T)
-}
-
-func (f funcs[T]) Call(ctx context.Context) T { return f.call(ctx) }
-func (f funcs[T]) Settle(out T)               { f.settle(out) }
-
-// Settler is Settle for a caller that settles one call at a time, again
-// and again (a hold, under its op lock): its channel, goroutine function
-// and context are reused, so a settled call costs no allocation of its
-// own. Settle must not be called again before the previous call's Settle
+// A Settler runs a call, an acquisition that must not be abandoned in
+// flight (a command given up may still run after the undo sent on another
+// connection, and leave an orphan), with a detached context: ctx's end does
+// not cancel it, and only bounds it (by CompensateTimeout) once ctx has
+// ended. Settle returns the call's result and true — unless ctx ends first
+// (a slow or cut network): then it returns false at once and hands the
+// result, when it comes, to the call's Settle, which runs as a task the
+// Client owns (Close waits for it) and undoes whatever the call did.
+//
+// A Settler settles one call at a time, again and again (a hold's, under
+// its op lock): its channel, goroutine function and context are reused,
+// so a settled call costs no allocation of its own. Settle must not be called again before the previous call's Settle
 // (if it was handed one) has begun. The zero Settler is ready once Init
 // has named its call.
 type Settler[T any] struct {
@@ -436,7 +421,7 @@ func (s *Settler[T]) Init(c Settled[T], reuse bool) { s.c, s.reuse = c, reuse }
 
 func (s *Settler[T]) do() { s.replied <- s.c.Call(s.d) } // awaited by Settle, or by its task
 
-// Settle runs the call as Settle does.
+// Settle runs the call (see Settler).
 func (s *Settler[T]) Settle(e *Engine, ctx context.Context) (T, bool) {
 	if ctx.Done() == nil {
 		// Nothing else ends it: Close gives it up like a task.

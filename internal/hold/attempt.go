@@ -68,7 +68,7 @@ func attemptAll(ctx context.Context, holds []*Hold, latched bool, acquireAll Acq
 			return false, 0, errs.ErrNonReentrant
 		}
 	}
-	// The acquire is never abandoned in flight (see engine.Settle): its
+	// The acquire is never abandoned in flight (see engine.Settler): its
 	// reply tells exactly what to undo. If ctx ends first, the Client's task
 	// awaits the reply, undoes a grant, and only then frees the handle for
 	// its next operation; Lock waits for that for at most engine.UndoWait
