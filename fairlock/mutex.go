@@ -43,6 +43,9 @@ type Mutex struct {
 	// entryLife bounds how long a place in the queue outlives its waiter's
 	// last attempt: the waiter timeout, or Redisson's wait plus the lease.
 	entryLife time.Duration
+	// queued is a waiting Lock's acquire, made once: an attempt then makes
+	// no closure.
+	queued hold.AcquireFunc
 }
 
 // New returns a fair lock named name on c. It does no I/O.
@@ -127,6 +130,7 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 			}
 		},
 	})
+	m.queued = m.acquire(m.waitMs)
 	return m
 }
 
@@ -258,7 +262,7 @@ func (m *Mutex) acquire(waitMs string) hold.AcquireFunc {
 // server sees between two heartbeats.
 func (m *Mutex) attemptQueued(ctx context.Context) (bool, time.Duration, error) {
 	sent := time.Now()
-	ok, hint, err := m.hold.Attempt(ctx, m.acquire(m.waitMs))
+	ok, hint, err := m.hold.Attempt(ctx, m.queued)
 	if heartbeat := max(m.waiterTimeout/3-time.Since(sent), time.Millisecond); !ok && err == nil && (hint <= 0 || hint > heartbeat) {
 		hint = heartbeat
 	}

@@ -135,6 +135,7 @@ func New(clients []*redisync.Client, name string, opts ...Option) *Mutex {
 		Renewer:     renewerOf,
 		RenewTarget: func(uint64) any { return m.renewTarget() },
 		Observed:    obs.Target{Primitive: "redlock", Name: name},
+		OutlivesCtx: true, // a release does not wait for a stalled node's reply
 	})
 	return m
 }

@@ -87,7 +87,7 @@ func newFlight[T any](s nodeSet, idx []int) *flight[T] {
 
 // sendKept sends cmd to the nodes idx, never to be abandoned in flight: a
 // command given up on may still run on its node after whatever is sent
-// next on another connection (the rule engine.Settle gives rlock). So each
+// next on another connection (the rule engine.Settler gives rlock). So each
 // runs with a context ctx's end does not cancel (e0.Background: bounded by
 // engine.CompensateTimeout, and by the first Client giving up its tasks),
 // and counts in its node's in-flight state; a node that was stalled for

@@ -38,7 +38,7 @@ func clientTasks() int {
 func clientTasksNow() int {
 	n := 0
 	for _, g := range strings.Split(stacks(), "\n\n") {
-		if strings.Contains(g, "redisync/internal/engine.(*Engine).Go.func1") {
+		if strings.Contains(g, "redisync/internal/engine.(*Engine).Go.func1") || strings.Contains(g, "redisync/internal/engine.run1[") {
 			n++
 		}
 	}
@@ -97,7 +97,7 @@ func TestCloseGivesUpANestedLockInFlightAndTheReleaseQueuedBehindIt(t *testing.T
 	nested := make(chan error, 1)
 	go func() { nested <- m.Lock(context.Background()) }()
 	require.Eventually(t, func() bool {
-		return strings.Contains(stacks(), "rlock.(*Mutex).attempt.func1")
+		return strings.Contains(stacks(), "rlock.(*Mutex).acquireLatched")
 	}, 10*time.Second, 10*time.Millisecond, "the nested acquire never went out")
 	ctx, cancel := context.WithTimeout(bg(), 300*time.Millisecond)
 	defer cancel()

@@ -35,6 +35,10 @@ type Mutex struct {
 	nonReentrant bool
 	gate         *hold.Gate // nil for a reentrant handle
 	hold         *hold.Hold
+	// try and acquire are m.attempt and m.acquire, made once: a Lock then
+	// makes no closure.
+	try     engine.Attempt
+	acquire hold.AcquireFunc
 }
 
 // New returns a lock named name on c. It does no I/O.
@@ -89,6 +93,7 @@ func New(c *redisync.Client, name string, opts ...Option) *Mutex {
 			}
 		},
 	})
+	m.try, m.acquire = m.attempt, m.acquireLatched
 	return m
 }
 
@@ -141,7 +146,7 @@ func (m *Mutex) Lock(ctx context.Context) error {
 	if err := m.gate.Enter(ctx); err != nil {
 		return err
 	}
-	err := m.e.Acquire(ctx, m.keys.Channel, m.observed(), m.attempt)
+	err := m.e.Acquire(ctx, m.keys.Channel, m.observed(), m.try)
 	m.gate.Acquired(err == nil)
 	return err
 }
@@ -157,7 +162,7 @@ func (m *Mutex) TryLock(ctx context.Context) (bool, error) {
 	if ok, err := m.gate.TryEnter(); !ok {
 		return false, err
 	}
-	ok, err := m.e.TryOnce(ctx, m.observed(), m.attempt)
+	ok, err := m.e.TryOnce(ctx, m.observed(), m.try)
 	m.gate.Acquired(ok && err == nil)
 	return ok, err
 }
@@ -207,9 +212,11 @@ func (m *Mutex) check(ctx context.Context) error {
 
 // attempt is one acquisition round trip; see engine.Attempt.
 func (m *Mutex) attempt(ctx context.Context) (bool, time.Duration, error) {
-	return m.hold.Attempt(ctx, func(ctx context.Context) (scripts.Acquired, error) {
-		return scripts.LockAcquireLatched(ctx, m.e.RC, &m.keys, m.leaseMs, m.owner, m.nonReentrant, m.hold.Latch())
-	})
+	return m.hold.Attempt(ctx, m.acquire)
+}
+
+func (m *Mutex) acquireLatched(ctx context.Context) (scripts.Acquired, error) {
+	return scripts.LockAcquireLatched(ctx, m.e.RC, &m.keys, m.leaseMs, m.owner, m.nonReentrant, m.hold.Latch())
 }
 
 func (m *Mutex) release(ctx context.Context, a scripts.ReleaseArgs) (scripts.Released, error) {

@@ -46,6 +46,10 @@ type RWMutex struct {
 	waitMs        string
 	read, write   *hold.Hold
 	rgate, wgate  *hold.Gate // nil for a reentrant handle
+	// tryRead and readAcquire are rw.attemptRead and rw.acquireRead, made
+	// once: an RLock makes no closure.
+	tryRead     engine.Attempt
+	readAcquire hold.AcquireFunc
 }
 
 // New returns a read-write lock named name on c. It does no I/O.
@@ -122,6 +126,7 @@ func New(c *redisync.Client, name string, opts ...Option) *RWMutex {
 	if o.Gated() {
 		rw.wgate, rw.rgate = hold.NewRWGate(o.NonReentrant, e.Closed())
 	}
+	rw.tryRead, rw.readAcquire = rw.attemptRead, rw.acquireRead
 	return rw
 }
 
@@ -248,7 +253,7 @@ func (rw *RWMutex) RLock(ctx context.Context) error {
 	if err := rw.rgate.Enter(ctx); err != nil {
 		return err
 	}
-	err := rw.e.Acquire(ctx, rw.keys.Channel, rw.observed("rwlock.read"), rw.attemptRead)
+	err := rw.e.Acquire(ctx, rw.keys.Channel, rw.observed("rwlock.read"), rw.tryRead)
 	rw.rgate.Acquired(err == nil)
 	return err
 }
@@ -262,7 +267,7 @@ func (rw *RWMutex) TryRLock(ctx context.Context) (bool, error) {
 	if ok, err := rw.rgate.TryEnter(); !ok {
 		return false, err
 	}
-	ok, err := rw.e.TryOnce(ctx, rw.observed("rwlock.read"), rw.attemptRead)
+	ok, err := rw.e.TryOnce(ctx, rw.observed("rwlock.read"), rw.tryRead)
 	rw.rgate.Acquired(ok && err == nil)
 	return ok, err
 }
@@ -315,9 +320,11 @@ func (rw *RWMutex) attemptRead(ctx context.Context) (bool, time.Duration, error)
 	if err := rw.write.Quiesce(ctx); err != nil {
 		return false, 0, err
 	}
-	return rw.read.Attempt(ctx, func(ctx context.Context) (scripts.Acquired, error) {
-		return scripts.RWReadAcquire(ctx, rw.e.RC, &rw.keys, rw.leaseMs, rw.nonReentrant)
-	})
+	return rw.read.Attempt(ctx, rw.readAcquire)
+}
+
+func (rw *RWMutex) acquireRead(ctx context.Context) (scripts.Acquired, error) {
+	return scripts.RWReadAcquire(ctx, rw.e.RC, &rw.keys, rw.leaseMs, rw.nonReentrant)
 }
 
 // attemptWrite returns one write attempt; a waiting writer with writer

@@ -12,9 +12,13 @@
 //     moment the hold can still be trusted without a new confirmation.
 //
 // One goroutine sleeps until the earliest due time or deadline. Leases
-// waiting for a renewal sit in a heap by due time, and those whose deadline
-// can come first (in flight, in backoff, Fixed) in a heap by deadline, so a
-// wake-up looks only at the fronts, never at every lease. When a lease is
+// waiting for a renewal sit in buckets of one due time each, in a heap by
+// that time — the leases a round confirmed share its send time, so they go
+// back as one bucket, and a renewal moves a lease in constant time; a round
+// in flight is watched by the earliest deadline among its leases; and the
+// leases whose deadline can come before they are sent (in backoff, Fixed)
+// sit in a heap by deadline. A wake-up looks only at the fronts, never at
+// every lease. When a lease is
 // due, the round it starts also takes the leases due within the next TTL/6,
 // up to 4,096 of them — so holds taken at different moments ride in the same
 // batch, while a million holds are renewed in rounds that follow their due

@@ -91,10 +91,19 @@ var ErrGivenUp = errs.Join(errs.ErrClosed, errors.New("redisync: given up by Clo
 // caller's own ctx did not end, and context.Canceled would say it did.
 // Otherwise it returns err.
 func Cause(ctx context.Context, err error) error {
-	if err != nil && ctx.Err() != nil && context.Cause(ctx) == ErrGivenUp {
+	if err != nil && ctx.Err() != nil && causeOf(ctx) == ErrGivenUp {
 		return ErrGivenUp
 	}
 	return err
+}
+
+// causeOf is context.Cause(ctx), which also sees the cause of a detached
+// context (and of those derived from it).
+func causeOf(ctx context.Context) error {
+	if c, ok := ctx.Value(causeKey{}).(error); ok {
+		return c
+	}
+	return context.Cause(ctx)
 }
 
 // New builds the engine for rc. It does no I/O.
@@ -339,8 +348,8 @@ func (e *Engine) taskDone() {
 // deadline as its own context.DeadlineExceeded. The CancelFunc must be
 // called when the work is done.
 func (e *Engine) Detach(ctx context.Context) (context.Context, context.CancelFunc) {
-	d := e.detach(ctx, true)
-	return d.ctx, d.stop
+	d := e.detach(ctx, true, false)
+	return d, d.stop
 }
 
 // Linger returns a context that ctx's end does not cancel: it ends d after
@@ -376,27 +385,60 @@ func Linger(ctx context.Context, d time.Duration) (context.Context, context.Canc
 	}
 }
 
-// Settle runs call, an acquisition that must not be abandoned in flight (a
-// command given up may still run after the undo sent on another connection,
-// and leave an orphan), with a context from Detach: ctx's end does not
-// cancel it, and only bounds it (by CompensateTimeout) once ctx has ended.
-// It returns call's result and true — unless ctx ends first (a slow or cut
-// network): then it returns false at once and hands the result, when it
-// comes, to settle, which runs as a task the Client owns (Close waits for
-// it) and undoes whatever call did.
-func Settle[T any](e *Engine, ctx context.Context, call func(context.Context) T, settle func(T)) (T, bool) {
+// Settled is a call for a Settler: Call runs it (on a context from
+// Detach), Settle undoes what it did when its caller had gone (a Client
+// task).
+type Settled[T any] interface {
+	Call(ctx context.Context) T
+	Settle(out T)
+}
+
+// A Settler runs a call, an acquisition that must not be abandoned in
+// flight (a command given up may still run after the undo sent on another
+// connection, and leave an orphan), with a detached context: ctx's end does
+// not cancel it, and only bounds it (by CompensateTimeout) once ctx has
+// ended. Settle returns the call's result and true — unless ctx ends first
+// (a slow or cut network): then it returns false at once and hands the
+// result, when it comes, to the call's Settle, which runs as a task the
+// Client owns (Close waits for it) and undoes whatever the call did.
+//
+// A Settler settles one call at a time, again and again (a hold's, under
+// its op lock): its channel, goroutine function and context are reused,
+// so a settled call costs no allocation of its own. Settle must not be called again before the previous call's Settle
+// (if it was handed one) has begun. The zero Settler is ready once Init
+// has named its call.
+type Settler[T any] struct {
+	c       Settled[T]
+	reuse   bool // the call's contexts are reused (see DetachUnwatched)
+	replied chan T
+	d       *detached // the call in flight's context
+	run     func()    // s.do, made once: starting it costs no closure
+}
+
+// Init names the Settler's call; with reuse, its contexts are reused (only
+// for a call that is done with its ctx when it returns; see
+// DetachUnwatched).
+func (s *Settler[T]) Init(c Settled[T], reuse bool) { s.c, s.reuse = c, reuse }
+
+func (s *Settler[T]) do() { s.replied <- s.c.Call(s.d) } // awaited by Settle, or by its task
+
+// Settle runs the call (see Settler).
+func (s *Settler[T]) Settle(e *Engine, ctx context.Context) (T, bool) {
 	if ctx.Done() == nil {
 		// Nothing else ends it: Close gives it up like a task.
 		var out T
-		e.Own(ctx, func(octx context.Context) { out = call(octx) })
+		e.Own(ctx, func(octx context.Context) { out = s.c.Call(octx) })
 		return out, true
 	}
+	if s.replied == nil {
+		s.replied, s.run = make(chan T, 1), s.do
+	}
 	// The select below starts d's linger when ctx ends.
-	d := e.detach(ctx, false)
-	replied := make(chan T, 1)
-	go func() { replied <- call(d.ctx) }() // awaited below, or by the task
+	d := e.detach(ctx, false, s.reuse)
+	s.d = d
+	go s.run()
 	select {
-	case out := <-replied:
+	case out := <-s.replied:
 		d.stop()
 		return out, true
 	case <-ctx.Done():
@@ -404,8 +446,20 @@ func Settle[T any](e *Engine, ctx context.Context, call func(context.Context) T,
 	}
 	e.Go(func() {
 		defer d.stop()
-		settle(<-replied)
+		s.c.Settle(<-s.replied)
 	})
 	var zero T
 	return zero, false
+}
+
+// Go1 is Go for f(arg): one closure fewer than Go with a closure of
+// its own.
+func Go1[T any](e *Engine, f func(T), arg T) {
+	e.tasks.add()
+	go run1(e, f, arg)
+}
+
+func run1[T any](e *Engine, f func(T), arg T) {
+	defer e.taskDone()
+	f(arg)
 }

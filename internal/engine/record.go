@@ -49,6 +49,16 @@ type Granted interface {
 	NoteGrant(sent time.Time, fixed bool)
 }
 
+// LeaseCarrier is a renewal target that comes with its hold's
+// watchdog.Lease (zero until the hold sets it): one allocation for both,
+// side by side in memory for the renewals that read them together.
+type LeaseCarrier interface {
+	Lease() *watchdog.Lease
+}
+
+// Lease implements LeaseCarrier.
+func (t *RenewTarget) Lease() *watchdog.Lease { return &t.wl }
+
 // WantsRecord reports whether a hold renewed with target t has a holder
 // record to write: then a fixed lease goes to the watchdog with its
 // Renewer, which writes the record at a third of the lease.

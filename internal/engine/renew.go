@@ -42,6 +42,7 @@ type BatchRenewer struct {
 
 // RenewTarget is a watchdog.Lease's Target for a BatchRenewer.
 type RenewTarget struct {
+	wl      watchdog.Lease // the hold's watchdog lease (see Granted)
 	Item    scripts.RenewItem
 	LeaseMs string
 	// Fixed marks a fixed lease: the watchdog hands it over once, a third
@@ -71,13 +72,22 @@ func (r *BatchRenewer) Renew(ctx context.Context, leases []*watchdog.Lease) []wa
 	return r.renew(ctx, leases, nil)
 }
 
-// RenewEach implements watchdog.StreamRenewer: each part of the round (see
-// RenewOn) reports its holds when its replies are in.
+// RenewEach implements watchdog.StreamRenewer (see RenewParts).
 func (r *BatchRenewer) RenewEach(ctx context.Context, leases []*watchdog.Lease, report func(int, watchdog.Result)) {
+	r.renew(ctx, leases, func(idx []int, res []watchdog.Result) {
+		for j, i := range idx {
+			report(i, res[j])
+		}
+	})
+}
+
+// RenewParts implements watchdog.PartRenewer: each part of the round (see
+// RenewOn) reports its holds, together, when its replies are in.
+func (r *BatchRenewer) RenewParts(ctx context.Context, leases []*watchdog.Lease, report func([]int, []watchdog.Result)) {
 	r.renew(ctx, leases, report)
 }
 
-func (r *BatchRenewer) renew(ctx context.Context, leases []*watchdog.Lease, report func(int, watchdog.Result)) []watchdog.Result {
+func (r *BatchRenewer) renew(ctx context.Context, leases []*watchdog.Lease, report func([]int, []watchdog.Result)) []watchdog.Result {
 	targets := make([]*RenewTarget, len(leases))
 	for i, l := range leases {
 		targets[i] = l.Target.(*RenewTarget)
@@ -115,9 +125,9 @@ type renewCall struct {
 	idx     []int // indexes into the round's targets
 }
 
-// renewOn is RenewOn, calling report (if not nil) for each target as soon
-// as its part's replies are in.
-func renewOn(ctx context.Context, e *Engine, script *scripts.RenewScript, targets []*RenewTarget, report func(int, watchdog.Result)) []watchdog.Result {
+// renewOn is RenewOn, calling report (if not nil) with the targets of each
+// part (their indexes, and their results) as soon as its replies are in.
+func renewOn(ctx context.Context, e *Engine, script *scripts.RenewScript, targets []*RenewTarget, report func([]int, []watchdog.Result)) []watchdog.Result {
 	type group struct {
 		leaseMs string
 		slot    uint16
@@ -214,7 +224,7 @@ func splitBySlot(calls []renewCall) [][]renewCall {
 // out (and reports) the results of their targets. Then it writes the
 // holder records that are due (RecordHolders), after the report: a record
 // never delays a confirmation.
-func runRenewCalls(ctx context.Context, e *Engine, script *scripts.RenewScript, targets []*RenewTarget, calls []renewCall, out []watchdog.Result, report func(int, watchdog.Result)) {
+func runRenewCalls(ctx context.Context, e *Engine, script *scripts.RenewScript, targets []*RenewTarget, calls []renewCall, out []watchdog.Result, report func([]int, []watchdog.Result)) {
 	sent := time.Now()
 	flight := make(chan struct{})
 	defer close(flight) // after sendRecords: see AwaitRecord
@@ -266,11 +276,17 @@ func runRenewCalls(ctx context.Context, e *Engine, script *scripts.RenewScript, 
 	}
 	records := e.planRecords(targets, calls, out, sent)
 	if report != nil {
+		n := 0
+		for _, c := range calls {
+			n += len(c.idx)
+		}
+		idx, res := make([]int, 0, n), make([]watchdog.Result, 0, n)
 		for _, c := range calls {
 			for _, k := range c.idx {
-				report(k, out[k])
+				idx, res = append(idx, k), append(res, out[k])
 			}
 		}
+		report(idx, res)
 	}
 	e.sendRecords(ctx, records)
 }

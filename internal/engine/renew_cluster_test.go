@@ -142,11 +142,13 @@ func TestBatchRenewerReportsHealthyMastersBeforeThePausedOne(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	start := time.Now()
-	e.LockRenewer.RenewEach(ctx, leases, func(i int, r watchdog.Result) {
+	e.LockRenewer.RenewParts(ctx, leases, func(idx []int, res []watchdog.Result) {
 		mu.Lock()
 		defer mu.Unlock()
-		at[i], got[i] = time.Since(start), r
-		reports++
+		for j, i := range idx {
+			at[i], got[i] = time.Since(start), res[j]
+			reports++
+		}
 	})
 	mu.Lock()
 	defer mu.Unlock()

@@ -14,14 +14,7 @@ import (
 // Attempt makes one acquisition with acquire, in the shape of engine.Attempt:
 // whether it acquired, and when busy the wait hint from the script.
 func (h *Hold) Attempt(ctx context.Context, acquire AcquireFunc) (bool, time.Duration, error) {
-	return attemptAll(ctx, h.self[:], true, func(ctx context.Context) ([]scripts.Acquired, scripts.Acquired, error) {
-		res, err := acquire(ctx)
-		if err != nil || !res.OK {
-			return nil, res, err
-		}
-		h.grant[0] = res
-		return h.grant[:], scripts.Acquired{}, nil
-	})
+	return attemptAll(ctx, h.self[:], true, nil, acquire)
 }
 
 // AcquireAllFunc runs one script that acquires several holds, all or none:
@@ -35,10 +28,11 @@ type AcquireAllFunc func(ctx context.Context) (granted []scripts.Acquired, busy 
 // locks are taken in it). The script keeps no latches: the undo of a
 // shared owner's grant there relies on the count it expects.
 func AttemptAll(ctx context.Context, holds []*Hold, acquire AcquireAllFunc) (bool, time.Duration, error) {
-	return attemptAll(ctx, holds, false, acquire)
+	return attemptAll(ctx, holds, false, acquire, nil)
 }
 
-func attemptAll(ctx context.Context, holds []*Hold, latched bool, acquire AcquireAllFunc) (bool, time.Duration, error) {
+// attemptAll runs acquireAll, or acquire for a single hold (Attempt's).
+func attemptAll(ctx context.Context, holds []*Hold, latched bool, acquireAll AcquireAllFunc, acquire AcquireFunc) (bool, time.Duration, error) {
 	// The op locks bound the wait by ctx: one may be held by a Client task
 	// still undoing an earlier attempt against a server that does not
 	// answer (up to the settle bound).
@@ -50,10 +44,16 @@ func attemptAll(ctx context.Context, holds []*Hold, latched bool, acquire Acquir
 			return false, 0, err
 		}
 	}
-	a := &attempt{ctx: ctx, holds: holds, latched: latched}
+	// The first hold's attempt state is this attempt's (under its op lock,
+	// which a Client task undoing the attempt keeps until it is done). Once
+	// the attempt is handed off, this goroutine no longer touches it: the
+	// task may end it, and the handle's next operation reuse it.
+	a := &holds[0].att
+	a.ctx, a.holds, a.latched, a.acquireAll, a.acquire = ctx, holds, latched, acquireAll, acquire
+	handedOff := false
 	defer func() {
-		if !a.handedOff {
-			a.unlockOps()
+		if !handedOff {
+			a.end()
 		}
 	}()
 	e := holds[0].cfg.Engine
@@ -68,52 +68,24 @@ func attemptAll(ctx context.Context, holds []*Hold, latched bool, acquire Acquir
 			return false, 0, errs.ErrNonReentrant
 		}
 	}
-	// The acquire is never abandoned in flight (see engine.Settle): its
+	// The acquire is never abandoned in flight (see engine.Settler): its
 	// reply tells exactly what to undo. If ctx ends first, the Client's task
 	// awaits the reply, undoes a grant, and only then frees the handle for
 	// its next operation; Lock waits for that for at most engine.UndoWait
 	// (awaitUndo), so that the undo has landed when it returns unless the
 	// server does not answer.
-	type outcome struct {
-		res    []scripts.Acquired
-		busy   scripts.Acquired
-		err    error
-		unsent bool // the acquire was not sent (queued releases failed first)
-	}
 	a.sent = time.Now()
-	out, ok := engine.Settle(e, ctx, func(actx context.Context) outcome {
-		// Releases this handle queued go first, in order, so an acquire
-		// never meets (and re-enters) a hold its own Unlock already ended.
-		for _, h := range holds {
-			if err := h.drain(actx); err != nil {
-				return outcome{err: err, unsent: true}
-			}
-		}
-		a.before = a.one[:0]
-		for _, h := range holds {
-			h.mu.Lock()
-			a.before = append(a.before, h.remote)
-			h.mu.Unlock()
-			h.cur = scripts.Latch{}
-			if a.latched {
-				h.cur = h.nextLatch()
-			}
-		}
-		a.sent = time.Now()
-		res, busy, err := acquire(actx)
-		return outcome{res: res, busy: busy, err: engine.Cause(actx, err)}
-	}, func(out outcome) {
-		defer a.unlockOps()
-		if !out.unsent && (out.res != nil || (out.err != nil && !scripts.IsReply(out.err))) {
-			a.undo() // granted, or no reply: the release acts only on what this acquire did
-		}
-	})
+	out, ok := a.settler.Settle(e, ctx)
 	if !ok {
-		a.handedOff = true
+		handedOff = true
 		awaitUndo(ctx, holds)
 		return false, 0, ctx.Err()
 	}
 	res, busy, err, sent := out.res, out.busy, out.err, a.sent
+	undoLater := func() {
+		handedOff = true
+		a.undoLater(e)
+	}
 	if err != nil {
 		if errors.Is(err, scripts.ErrNonReentrant) {
 			return false, 0, errs.ErrNonReentrant
@@ -121,10 +93,10 @@ func attemptAll(ctx context.Context, holds []*Hold, latched bool, acquire Acquir
 		if !out.unsent && !scripts.IsReply(err) {
 			// No reply: the script may have run. Undo grants we cannot see;
 			// if even that fails, the holds have no renewal and expire.
-			a.undoLater(e)
+			undoLater()
 		}
 		if ctx.Err() != nil {
-			if a.handedOff {
+			if handedOff {
 				awaitUndo(ctx, holds)
 			}
 			return false, 0, ctx.Err()
@@ -139,7 +111,7 @@ func attemptAll(ctx context.Context, holds []*Hold, latched bool, acquire Acquir
 	}
 	if ctx.Err() != nil {
 		// Granted, but the caller has gone: give it back.
-		a.undoLater(e)
+		undoLater()
 		awaitUndo(ctx, holds)
 		return false, 0, ctx.Err()
 	}
@@ -148,17 +120,71 @@ func attemptAll(ctx context.Context, holds []*Hold, latched bool, acquire Acquir
 			// The reply came after the lease (less the drift margin)
 			// had run out by our clock: the grant may already be
 			// someone else's. Give it back and keep waiting.
-			a.undoLater(e)
+			undoLater()
 			return false, 0, nil
 		}
 	}
 	for i, h := range holds {
 		if err := h.granted(res[i], sent); err != nil {
-			a.undoLater(e)
+			undoLater()
 			return false, 0, err
 		}
 	}
 	return true, 0, nil
+}
+
+// outcome is what an attempt's call returns.
+type outcome struct {
+	res    []scripts.Acquired
+	busy   scripts.Acquired
+	err    error
+	unsent bool // the acquire was not sent (queued releases failed first)
+}
+
+// Call runs the attempt's acquire, with the handle's queued releases
+// first, on the settler's context (engine.Settled).
+func (a *attempt) Call(actx context.Context) outcome {
+	// Releases this handle queued go first, in order, so an acquire
+	// never meets (and re-enters) a hold its own Unlock already ended.
+	for _, h := range a.holds {
+		if err := h.drain(actx); err != nil {
+			return outcome{err: err, unsent: true}
+		}
+	}
+	a.before = a.one[:0]
+	for _, h := range a.holds {
+		h.mu.Lock()
+		a.before = append(a.before, h.remote)
+		h.mu.Unlock()
+		h.cur = scripts.Latch{}
+		if a.latched {
+			h.cur = h.nextLatch()
+		}
+	}
+	a.sent = time.Now()
+	var res []scripts.Acquired
+	var busy scripts.Acquired
+	var err error
+	if a.acquire != nil {
+		h := a.holds[0]
+		busy, err = a.acquire(actx)
+		if err == nil && busy.OK {
+			h.grant[0], busy = busy, scripts.Acquired{}
+			res = h.grant[:]
+		}
+	} else {
+		res, busy, err = a.acquireAll(actx)
+	}
+	return outcome{res: res, busy: busy, err: engine.Cause(actx, err)}
+}
+
+// Settle undoes what a call whose caller had gone did, and ends the
+// attempt (a Client task; engine.Settled).
+func (a *attempt) Settle(out outcome) {
+	defer a.end()
+	if !out.unsent && (out.res != nil || (out.err != nil && !scripts.IsReply(out.err))) {
+		a.undo() // granted, or no reply: the release acts only on what this acquire did
+	}
 }
 
 // OwnAcquireFunc makes an acquisition that the primitive settles itself
@@ -236,20 +262,27 @@ func (h *Hold) AttemptOwn(ctx context.Context, acquire OwnAcquireFunc) (bool, er
 }
 
 // attempt is the state of one attemptAll call: the holds whose op locks it
-// holds, and the owners' counts before it (what an undo restores). One
-// value instead of several closures keeps the hot path's allocations down.
+// holds, and the owners' counts before it (what an undo restores). Each
+// Hold keeps one, reused by its attempts (under the first hold's op lock),
+// so the hot path allocates neither it nor closures.
 type attempt struct {
-	ctx       context.Context
-	holds     []*Hold
-	before    []int64
-	one       [1]int64  // before's storage for the usual single hold
-	sent      time.Time // when the acquire was sent
-	latched   bool      // the acquire script takes the holds' latches
-	handedOff bool      // a Client task unlocks the ops after the undo
+	ctx        context.Context
+	holds      []*Hold
+	acquire    AcquireFunc    // a single hold's (Attempt), or nil
+	acquireAll AcquireAllFunc // AttemptAll's
+	before     []int64
+	one        [1]int64  // before's storage for the usual single hold
+	sent       time.Time // when the acquire was sent
+	latched    bool      // the acquire script takes the holds' latches
+	settler    engine.Settler[outcome]
 }
 
-func (a *attempt) unlockOps() {
-	for _, h := range a.holds {
+// end lets go of the attempt's references and unlocks the holds' ops: the
+// handle's next operation may begin.
+func (a *attempt) end() {
+	holds := a.holds
+	a.ctx, a.holds, a.acquire, a.acquireAll, a.before = nil, nil, nil, nil, nil
+	for _, h := range holds {
 		h.op.Unlock()
 	}
 }
@@ -270,9 +303,8 @@ func (a *attempt) undo() {
 // engine.UndoWait for it (awaitUndo) even when
 // the network swallows the release's reply.
 func (a *attempt) undoLater(e *engine.Engine) {
-	a.handedOff = true
 	e.Go(func() {
-		defer a.unlockOps()
+		defer a.end()
 		a.undo()
 	})
 }
@@ -290,14 +322,20 @@ func (h *Hold) granted(res scripts.Acquired, sent time.Time) error {
 		return nil
 	}
 	target := h.cfg.RenewTarget(res.Token)
-	l := &watchdog.Lease{TTL: h.cfg.Lease, Fixed: h.cfg.Fixed, Target: target}
 	if g, ok := target.(engine.Granted); ok {
 		g.NoteGrant(sent, h.cfg.Fixed)
 	}
+	var l *watchdog.Lease
+	if c, ok := target.(engine.LeaseCarrier); ok {
+		l = c.Lease()
+	} else {
+		l = new(watchdog.Lease)
+	}
+	l.TTL, l.Fixed, l.Target = h.cfg.Lease, h.cfg.Fixed, target
 	if !h.cfg.Fixed || h.cfg.Engine.RecordsFor(target) {
 		l.Renewer = h.cfg.Renewer // a fixed lease's: for its holder record only
 	}
-	l.OnLost = func(err error) { h.onLost(l, err) }
+	l.Notify = h
 	if err := w.Add(l, sent); err != nil {
 		return errs.ErrClosed
 	}

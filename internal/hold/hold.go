@@ -46,12 +46,20 @@ type Config struct {
 	RenewTarget func(token uint64) any
 	// Observed names the hold in Released and Lost events, and in errors.
 	Observed obs.Target
+	// OutlivesCtx is set when Release (or an acquire) may leave work that
+	// goes on using its ctx after it returns — redlock's sends to nodes it
+	// does not wait for, whose contexts derive from it. The contexts a Hold
+	// runs its acquires and releases on are otherwise reused once they
+	// return (engine.DetachUnwatched, engine.Settler): a context kept past
+	// that would see another call's values.
+	OutlivesCtx bool
 }
 
 // Hold is one handle's hold; all methods are safe for concurrent use.
 type Hold struct {
 	cfg   Config
 	self  [1]*Hold            // this hold as AttemptAll's slice, without allocating one each time
+	att   attempt             // the state of its attempts (under op; see attemptAll)
 	grant [1]scripts.Acquired // Attempt's grant as attemptAll's slice (under op, which the attempt and its undo hold)
 	latch string              // this handle's latch field; "" when it has none
 
@@ -99,6 +107,7 @@ const LatchPrefix = "redisync:latch:"
 func New(cfg Config) *Hold {
 	h := &Hold{cfg: cfg, op: newOpLock(), done: Closed, err: errs.ErrNotHeld}
 	h.self = [1]*Hold{h}
+	h.att.settler.Init(&h.att, !cfg.OutlivesCtx)
 	if cfg.Shared && cfg.Latched {
 		h.latch = LatchPrefix + cfg.Engine.NewOwner()
 	}
@@ -226,8 +235,9 @@ func (h *Hold) Owes() bool {
 	return h.holds > 0 || h.lost || len(h.queue) > 0
 }
 
-// onLost is the watchdog's callback for hold l.
-func (h *Hold) onLost(l *watchdog.Lease, cause error) {
+// Lost implements watchdog.Notifier: the watchdog's report that hold l
+// was lost.
+func (h *Hold) Lost(l *watchdog.Lease, cause error) {
 	err := errs.ErrLockLost
 	if !errors.Is(cause, watchdog.ErrLost) {
 		err = cause // the Client was closed: matches ErrLockLost and ErrClosed

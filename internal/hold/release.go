@@ -24,6 +24,12 @@ type job struct {
 	fixed bool // args are drawn (at the first send): every resend repeats them
 	sends int
 
+	// h, ctx and d are the Unlock's hold, context and the detached context
+	// of its task (releaseTask).
+	h   *Hold
+	ctx context.Context
+	d   *engine.Detached
+
 	// done, when not nil, is closed when err is known; told reports that.
 	done chan struct{}
 	told bool
@@ -135,26 +141,10 @@ func (h *Hold) await(ctx context.Context, j *job) error {
 	h.mu.Unlock()
 	// The task's context outlives ctx by CompensateTimeout (engine.Detach);
 	// this goroutine watches ctx for it while it waits below.
-	d := h.cfg.Engine.DetachUnwatched(ctx)
-	h.cfg.Engine.Go(func() {
-		defer d.Stop()
-		h.op.Lock()
-		defer h.op.Unlock()
-		if h.drain(d.Ctx()) == nil || ctx.Err() == nil || h.cfg.Engine.IsClosed() {
-			return
-		}
-		// No reply, and the caller has gone: nobody reads a replica's
-		// acknowledgement now, and a WAIT may be what held the release
-		// back (behind a lagging replica its NOSCRIPT came back only when
-		// the WAIT ended, after this task's bound, so the EVAL never went
-		// out). Again without it, until the server answers or the lease
-		// would have ended the hold anyway (a stalled server): the release
-		// repeats the same request, so a send that did run is not applied
-		// twice.
-		h.cfg.Engine.Persist(ctx, time.Now().Add(h.cfg.Lease), false, func(rctx context.Context) bool {
-			return !engine.Resend(h.drain(rctx))
-		})
-	})
+	d := h.cfg.Engine.DetachUnwatched(ctx, !h.cfg.OutlivesCtx)
+	defer d.Release()
+	j.h, j.ctx, j.d = h, ctx, d
+	engine.Go1(h.cfg.Engine, releaseTask, j)
 	if err := ctx.Err(); err != nil {
 		d.Linger()
 		return err // the hold has ended here; the release completes in the background
@@ -171,6 +161,29 @@ func (h *Hold) await(ctx context.Context, j *job) error {
 		d.Linger()
 		return ctx.Err()
 	}
+}
+
+// releaseTask is the Client task of j's Unlock: it sees the handle's queue
+// through, under op, on j's detached context.
+func releaseTask(j *job) {
+	h, ctx, d := j.h, j.ctx, j.d
+	defer d.Stop()
+	h.op.Lock()
+	defer h.op.Unlock()
+	if h.drain(d) == nil || ctx.Err() == nil || h.cfg.Engine.IsClosed() {
+		return
+	}
+	// No reply, and the caller has gone: nobody reads a replica's
+	// acknowledgement now, and a WAIT may be what held the release
+	// back (behind a lagging replica its NOSCRIPT came back only when
+	// the WAIT ended, after this task's bound, so the EVAL never went
+	// out). Again without it, until the server answers or the lease
+	// would have ended the hold anyway (a stalled server): the release
+	// repeats the same request, so a send that did run is not applied
+	// twice.
+	h.cfg.Engine.Persist(ctx, time.Now().Add(h.cfg.Lease), false, func(rctx context.Context) bool {
+		return !engine.Resend(h.drain(rctx))
+	})
 }
 
 // drain sends the queued releases in order (under op). When one gets no
@@ -199,9 +212,6 @@ func (h *Hold) drain(ctx context.Context) error {
 			h.queue = h.queue[:0] // the next Unlock reuses the array
 		} else {
 			h.queue = h.queue[1:]
-		}
-		if len(h.queue) == 0 {
-			h.queue = nil
 		}
 		j.tell(err)
 		h.mu.Unlock()

@@ -52,6 +52,18 @@ type StreamRenewer interface {
 	RenewEach(ctx context.Context, leases []*Lease, report func(i int, r Result))
 }
 
+// PartRenewer is a StreamRenewer that reports the results of a part of
+// the batch at once (the holds of one command): the watchdog settles them
+// under one lock, not one per lease. The watchdog calls RenewParts instead
+// of RenewEach.
+type PartRenewer interface {
+	StreamRenewer
+	// RenewParts renews leases as RenewEach does and calls report(idx,
+	// results) with results[j] for lease idx[j], as RenewEach reports one;
+	// report may keep neither slice.
+	RenewParts(ctx context.Context, leases []*Lease, report func(idx []int, results []Result))
+}
+
 // Unknowns returns n Unknown results carrying err: what a Renewer reports
 // for the leases of a command that got no usable answer.
 func Unknowns(n int, err error) []Result {

@@ -29,8 +29,11 @@ type Lease struct {
 	Fixed   bool // never renewed; only its deadline is watched
 	Target  any  // what the Renewer needs (key, owner, token)
 	// OnLost is called once, from the engine's goroutine, when the hold is
-	// lost (err is the cause). It must not block.
+	// lost (err is the cause). It must not block. Notify, when set, is
+	// called instead: Notify.Lost(l, err) (an owner of many leases is told
+	// without a closure per lease).
 	OnLost func(err error)
+	Notify Notifier
 
 	// Owned by the engine, guarded by Watchdog.mu.
 	confirmed time.Time
@@ -38,9 +41,26 @@ type Lease struct {
 	deadline  time.Time
 	inflight  bool
 	active    bool
-	backoff   bool   // due is a retry time after a failed renewal: not batched early
-	handover  bool   // a Fixed lease with a Renewer, not handed over yet
-	pos       [2]int // its places in the byDeadline and byDue heaps, -1 for none
+	backoff   bool    // due is a retry time after a failed renewal: not batched early
+	handover  bool    // a Fixed lease with a Renewer, not handed over yet
+	pos       int     // its place in the byDeadline heap, -1 for none
+	bucket    *bucket // its due time's bucket while it waits to be sent
+	bidx      int     // its place in bucket
+	flight    *flight // the round it was last sent in
+}
+
+// Notifier is told when a lease is lost (see Lease.OnLost).
+type Notifier interface {
+	Lost(l *Lease, err error)
+}
+
+// lost tells l's owner that l was lost.
+func (l *Lease) lost(err error) {
+	if l.Notify != nil {
+		l.Notify.Lost(l, err)
+		return
+	}
+	l.OnLost(err)
 }
 
 // Drift is the safety margin subtracted from a lease: 1% of it plus 2 ms.
@@ -73,16 +93,18 @@ type Watchdog struct {
 
 	mu sync.Mutex
 	// byDue holds the leases waiting to be sent (not in flight; a Fixed
-	// lease only until its handover) by their due time; byDeadline, by
-	// their deadlines, the leases whose deadline can come first: in flight,
-	// in backoff, Fixed. The loop looks only at their fronts. (A lease that
-	// waits for a renewal due before its deadline is sent first, and looked
-	// at then: keeping every lease by its deadline too would move it down
-	// that heap at each renewal.)
-	byDeadline, byDue leaseHeap
-	count             int       // registered leases
-	wakeAt            time.Time // when the loop will next wake (zero: not scheduled)
-	closed            bool
+	// lease only until its handover) by their due time; flights, the
+	// rounds in flight, each by the earliest deadline it carries;
+	// byDeadline, by their deadlines, the other leases whose deadline can
+	// come first: in backoff, Fixed. The loop looks only at their fronts.
+	// (A lease that waits for a renewal due before its deadline is sent
+	// first, and looked at then.) See schedule.go.
+	byDue      dueSchedule
+	byDeadline leaseHeap
+	flights    []*flight
+	count      int       // registered leases
+	wakeAt     time.Time // when the loop will next wake (zero: not scheduled)
+	closed     bool
 
 	kick   chan struct{}
 	ctx    context.Context
@@ -98,12 +120,10 @@ var ErrClosed = errors.New("watchdog: closed")
 func New(closeErr error) *Watchdog {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &Watchdog{
-		lostErr:    closeErr,
-		kick:       make(chan struct{}, 1),
-		byDeadline: leaseHeap{which: byDeadline},
-		byDue:      leaseHeap{which: byDue},
-		ctx:        ctx,
-		cancel:     cancel,
+		lostErr: closeErr,
+		kick:    make(chan struct{}, 1),
+		ctx:     ctx,
+		cancel:  cancel,
 	}
 	w.wg.Add(1)
 	go w.loop()
@@ -120,7 +140,7 @@ func (w *Watchdog) Add(l *Lease, confirmed time.Time) error {
 	l.active = true
 	l.inflight = false
 	l.handover = l.Fixed && l.Renewer != nil
-	l.pos = [2]int{-1, -1}
+	l.pos, l.bucket, l.flight = -1, nil, nil
 	w.count++
 	w.confirmLocked(l, confirmed)
 	return nil
@@ -169,7 +189,7 @@ func (w *Watchdog) Close() {
 	w.cancel()
 	w.wg.Wait()
 	for _, l := range lost {
-		l.OnLost(w.lostErr)
+		l.lost(w.lostErr)
 	}
 }
 
@@ -181,13 +201,15 @@ func (w *Watchdog) confirmLocked(l *Lease, confirmed time.Time) {
 	w.placeLocked(l)
 }
 
-// placeLocked files l in the heaps by its deadline and, while it waits to
-// be sent, its due time, and wakes the loop if that is sooner than planned.
+// placeLocked files l by its deadline and, while it waits to be sent, its
+// due time, and wakes the loop if that is sooner than planned. A lease in
+// flight is watched by its flight (a Confirm meanwhile only moves its
+// deadline later, which its flight finds when it looks).
 func (w *Watchdog) placeLocked(l *Lease) {
-	if !l.active {
+	if !l.active || l.inflight {
 		return
 	}
-	waiting := !l.inflight && (!l.Fixed || l.handover)
+	waiting := !l.Fixed || l.handover
 	next := l.deadline
 	if !waiting || l.backoff || !l.due.Before(l.deadline) {
 		w.byDeadline.set(l, l.deadline)
@@ -195,7 +217,10 @@ func (w *Watchdog) placeLocked(l *Lease) {
 		w.byDeadline.drop(l)
 	}
 	if waiting {
-		w.byDue.set(l, l.due)
+		if b := l.bucket; b == nil || b.key != (bucketKey{at: monoNs(l.due), backoff: l.backoff}) {
+			w.byDue.drop(l)
+			w.byDue.add(l)
+		}
 		next = minTime(next, l.due)
 	} else {
 		w.byDue.drop(l)
@@ -203,7 +228,8 @@ func (w *Watchdog) placeLocked(l *Lease) {
 	w.wakeByLocked(next)
 }
 
-// dropLocked ends l's registration: out of both heaps.
+// dropLocked ends l's registration: out of the schedule (a flight that
+// carries it finds it inactive).
 func (w *Watchdog) dropLocked(l *Lease) {
 	l.active = false
 	w.count--
@@ -241,15 +267,26 @@ func isDueLocked(l *Lease, now time.Time) bool {
 }
 
 func (w *Watchdog) takeAllLocked() []*Lease {
-	lost := make([]*Lease, 0, w.count)
-	for _, h := range []*leaseHeap{&w.byDeadline, &w.byDue} {
-		for _, e := range h.e {
-			if e.l.active {
-				e.l.active = false
-				lost = append(lost, e.l)
+	all := make([]*Lease, 0, w.count)
+	for _, e := range w.byDeadline.e {
+		e.l.pos = -1
+		all = append(all, e.l)
+	}
+	w.byDeadline.e = nil
+	all = w.byDue.all(all)
+	for _, f := range w.flights {
+		for _, l := range f.leases {
+			if f.carries(l) {
+				all = append(all, l)
 			}
 		}
-		h.e = nil
+	}
+	lost := all[:0]
+	for _, l := range all {
+		if l.active { // each lease once: it is in one place at a time
+			l.active = false
+			lost = append(lost, l)
+		}
 	}
 	w.count = 0
 	return lost
@@ -276,14 +313,14 @@ func (w *Watchdog) loop() {
 }
 
 // tick reports lost leases, starts due renewals, and returns when to wake
-// next. It looks only at the leases at the front of the heap: those whose
+// next. It looks only at the fronts of the schedule: the leases whose
 // deadline has passed, or that are due (with the batching window); a lease
-// sent in a batch goes back by its deadline until its result is in.
+// sent in a batch is watched by its flight until its result is in.
 func (w *Watchdog) tick(now time.Time) time.Time {
 	var lost []*Lease
-	batches := map[Renewer][]*Lease{}
-	var held []*Lease // popped but not sent: back into the heap below
-	sent := 0         // leases in this round's batches
+	var rounds []*flight // this round's batches, one per Renewer
+	var held []*Lease    // popped but not sent: back into the schedule below
+	sent := 0            // leases in this round's batches
 
 	w.mu.Lock()
 	for w.byDeadline.len() > 0 {
@@ -294,8 +331,9 @@ func (w *Watchdog) tick(now time.Time) time.Time {
 		w.dropLocked(l)
 		lost = append(lost, l)
 	}
-	for w.byDue.len() > 0 {
-		l := w.byDue.e[0].l
+	lost = w.expireFlightsLocked(now, lost)
+	for b := w.byDue.front(); b != nil; b = w.byDue.front() {
+		l := b.leases[len(b.leases)-1] // the last: dropped without moving another
 		switch {
 		case !now.Before(l.deadline): // the loop was late (a stalled process)
 			w.dropLocked(l)
@@ -304,7 +342,7 @@ func (w *Watchdog) tick(now time.Time) time.Time {
 		case !now.Before(l.due), sent > 0 && sent < MaxEarly && !l.backoff && isDueLocked(l, now):
 			// Due, or due soon and riding with a round that goes anyway.
 			w.byDue.drop(l)
-			w.sendLocked(l, batches)
+			rounds = w.sendLocked(l, rounds)
 			sent++
 			continue
 		case l.backoff && !now.Add(RetryInterval(l.TTL)/2).Before(l.due):
@@ -321,45 +359,121 @@ func (w *Watchdog) tick(now time.Time) time.Time {
 	// in different batches (every batch fails while a server is down) so
 	// converge on one round trip per retry interval, not one per batch.
 	for _, l := range held {
-		if _, ok := batches[l.Renewer]; ok {
-			w.sendLocked(l, batches)
+		if roundOf(rounds, l.Renewer) != nil {
+			rounds = w.sendLocked(l, rounds)
 		} else {
-			w.byDue.set(l, l.due)
+			w.byDue.add(l)
 		}
 	}
+	// The flights' watches and wait bounds read deadlines, which Confirm
+	// may move: under mu.
+	for _, f := range rounds {
+		f.watch(now)
+	}
+	w.flights = append(w.flights, rounds...)
 	var next time.Time
 	if w.byDeadline.len() > 0 {
 		next = w.byDeadline.e[0].l.deadline
 	}
-	if w.byDue.len() > 0 && (next.IsZero() || w.byDue.e[0].l.due.Before(next)) {
-		next = w.byDue.e[0].l.due
+	if b := w.byDue.front(); b != nil {
+		next = earliest(next, b.leases[0].due)
+	}
+	for _, f := range w.flights {
+		next = earliest(next, f.deadline)
 	}
 	w.wakeAt = next
-	// The wait bounds read deadlines, which Confirm may move: under mu.
-	bounds := make(map[Renewer]time.Time, len(batches))
-	for r, batch := range batches {
-		_, stream := r.(StreamRenewer)
-		bounds[r] = waitBound(batch, now, stream)
-	}
 	w.mu.Unlock()
 
 	for _, l := range lost {
-		l.OnLost(ErrLost)
+		l.lost(ErrLost)
 	}
-	for r, batch := range batches {
+	for _, f := range rounds {
 		w.wg.Add(1)
-		go w.renew(r, batch, now, bounds[r])
+		go w.renew(f, now)
 	}
 	return next
 }
 
-// sendLocked puts l, taken out of byDue, in its Renewer's batch, and in
-// byDeadline while the renewal is in flight.
-func (w *Watchdog) sendLocked(l *Lease, batches map[Renewer][]*Lease) {
+// earliest is the earlier of a and b, where a zero time means none.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
+}
+
+// roundOf returns the flight of rounds that goes to r, or nil.
+func roundOf(rounds []*flight, r Renewer) *flight {
+	for _, f := range rounds {
+		if f.r == r {
+			return f
+		}
+	}
+	return nil
+}
+
+// sendLocked puts l, taken out of byDue, in its Renewer's batch of this
+// round, which watches its deadline while the renewal is in flight.
+func (w *Watchdog) sendLocked(l *Lease, rounds []*flight) []*flight {
 	l.inflight = true
 	l.handover = false
-	batches[l.Renewer] = append(batches[l.Renewer], l)
-	w.placeLocked(l)
+	w.byDeadline.drop(l)
+	f := roundOf(rounds, l.Renewer)
+	if f == nil {
+		f = &flight{r: l.Renewer}
+		rounds = append(rounds, f)
+	}
+	f.leases = append(f.leases, l)
+	l.flight = f
+	return rounds
+}
+
+// watch sets f's deadline (the earliest of its leases') and its wait bound,
+// for a round sent at sent (under mu).
+func (f *flight) watch(sent time.Time) {
+	_, stream := f.r.(StreamRenewer)
+	f.bound, f.deadline = waitBound(f.leases, sent, stream)
+}
+
+// expireFlightsLocked finds the leases in flight whose deadline has
+// passed, adds them to lost, and moves each flight's watch to the earliest
+// deadline it still carries. It looks into a flight only when its watch is
+// due (the rounds in flight are few, their leases many).
+func (w *Watchdog) expireFlightsLocked(now time.Time, lost []*Lease) []*Lease {
+	for _, f := range w.flights {
+		if f.deadline.IsZero() || now.Before(f.deadline) {
+			continue
+		}
+		f.deadline = time.Time{}
+		for _, l := range f.leases {
+			if !f.carries(l) {
+				continue
+			}
+			if !now.Before(l.deadline) {
+				w.dropLocked(l)
+				lost = append(lost, l)
+				continue
+			}
+			f.deadline = earliest(f.deadline, l.deadline)
+		}
+	}
+	return lost
+}
+
+// land takes f, whose renewal has returned and whose leases are all
+// settled, off the flights.
+func (w *Watchdog) land(f *flight) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i, g := range w.flights {
+		if g == f {
+			last := len(w.flights) - 1
+			w.flights[i] = w.flights[last]
+			w.flights[last] = nil
+			w.flights = w.flights[:last]
+			break
+		}
+	}
 }
 
 // ErrLost is passed to OnLost when a hold is gone or its deadline passed.
@@ -375,20 +489,26 @@ var errNoResult = errors.New("watchdog: renewer reported no result for the lease
 // StreamRenewer hands results over as they arrive, so a lease whose reply is
 // in is settled then, not when the slowest command of the batch (a paused
 // shard, a stalled Redlock node) answers or times out.
-func (w *Watchdog) renew(r Renewer, batch []*Lease, sent, bound time.Time) {
+func (w *Watchdog) renew(f *flight, sent time.Time) {
 	defer w.wg.Done()
+	defer w.land(f)
+	batch := f.leases
 	jitter := rand.Float64() * RetryJitter // one draw per batch keeps its leases together
-	ctx, cancel := context.WithDeadline(w.ctx, bound)
+	ctx, cancel := context.WithDeadline(w.ctx, f.bound)
 	defer cancel()
-	if s, ok := r.(StreamRenewer); ok {
-		w.renewEach(ctx, s, batch, sent, jitter)
+	switch r := f.r.(type) {
+	case PartRenewer:
+		w.renewParts(ctx, r, batch, sent, jitter)
+		return
+	case StreamRenewer:
+		w.renewEach(ctx, r, batch, sent, jitter)
 		return
 	}
-	results := r.Renew(ctx, batch)
+	results := f.r.Renew(ctx, batch)
 	if len(results) != len(batch) {
 		results = Unknowns(len(batch), errShortReply)
 	}
-	w.settle(batch, results, sent, jitter)
+	w.settle(batch, nil, results, sent, jitter)
 }
 
 func (w *Watchdog) renewEach(ctx context.Context, s StreamRenewer, batch []*Lease, sent time.Time, jitter float64) {
@@ -402,9 +522,54 @@ func (w *Watchdog) renewEach(ctx context.Context, s StreamRenewer, batch []*Leas
 		}
 		mu.Unlock()
 		if first {
-			w.settle(batch[i:i+1], []Result{res}, sent, jitter)
+			w.settle(batch[i:i+1], nil, []Result{res}, sent, jitter)
 		}
 	})
+	w.settleRest(&mu, batch, reported, sent, jitter)
+}
+
+// renewParts is renewEach for a PartRenewer: each part's leases are
+// settled together, under one lock.
+func (w *Watchdog) renewParts(ctx context.Context, p PartRenewer, batch []*Lease, sent time.Time, jitter float64) {
+	var mu sync.Mutex
+	reported := make([]bool, len(batch))
+	p.RenewParts(ctx, batch, func(idx []int, res []Result) {
+		if len(res) != len(idx) {
+			return // a contract broken: its leases count as unreported
+		}
+		mu.Lock()
+		fresh := true // every lease of the part is reported for the first time
+		for _, i := range idx {
+			if i < 0 || i >= len(batch) || reported[i] {
+				fresh = false
+				break
+			}
+		}
+		if !fresh {
+			// Keep only the first reports (a contract broken).
+			var keep []int
+			var kept []Result
+			for j, i := range idx {
+				if i >= 0 && i < len(batch) && !reported[i] {
+					reported[i] = true
+					keep, kept = append(keep, i), append(kept, res[j])
+				}
+			}
+			idx, res = keep, kept
+		} else {
+			for _, i := range idx {
+				reported[i] = true
+			}
+		}
+		mu.Unlock()
+		w.settle(batch, idx, res, sent, jitter)
+	})
+	w.settleRest(&mu, batch, reported, sent, jitter)
+}
+
+// settleRest settles as Unknown the leases of batch that a StreamRenewer
+// returned without reporting.
+func (w *Watchdog) settleRest(mu *sync.Mutex, batch []*Lease, reported []bool, sent time.Time, jitter float64) {
 	mu.Lock()
 	var rest []*Lease
 	for i, done := range reported {
@@ -414,18 +579,23 @@ func (w *Watchdog) renewEach(ctx context.Context, s StreamRenewer, batch []*Leas
 		}
 	}
 	mu.Unlock()
-	w.settle(rest, Unknowns(len(rest), errNoResult), sent, jitter)
+	w.settle(rest, nil, Unknowns(len(rest), errNoResult), sent, jitter)
 }
 
-// settle applies results[i] to leases[i]: a renewal sent at sent.
-func (w *Watchdog) settle(leases []*Lease, results []Result, sent time.Time, jitter float64) {
-	if len(leases) == 0 {
+// settle applies results[j] to leases[idx[j]] (to leases[j] when idx is
+// nil): a renewal sent at sent.
+func (w *Watchdog) settle(leases []*Lease, idx []int, results []Result, sent time.Time, jitter float64) {
+	if len(results) == 0 {
 		return
 	}
 	var lost []*Lease
 	now := time.Now()
 	w.mu.Lock()
-	for i, l := range leases {
+	for j := range results {
+		l := leases[j]
+		if idx != nil {
+			l = leases[idx[j]]
+		}
 		l.inflight = false
 		if !l.active {
 			continue // removed or lost while the renewal was in flight
@@ -433,13 +603,13 @@ func (w *Watchdog) settle(leases []*Lease, results []Result, sent time.Time, jit
 		switch {
 		case l.Fixed: // handed over for its record: not judged
 			w.placeLocked(l)
-		case results[i].Status == Alive:
+		case results[j].Status == Alive:
 			if sent.After(l.confirmed) { // a Confirm in flight may be newer
 				w.confirmLocked(l, sent)
 			} else {
 				w.placeLocked(l)
 			}
-		case results[i].Status == Gone:
+		case results[j].Status == Gone:
 			w.dropLocked(l)
 			lost = append(lost, l)
 		default:
@@ -448,7 +618,7 @@ func (w *Watchdog) settle(leases []*Lease, results []Result, sent time.Time, jit
 	}
 	w.mu.Unlock()
 	for _, l := range lost {
-		l.OnLost(ErrLost)
+		l.lost(ErrLost)
 	}
 }
 
@@ -462,20 +632,27 @@ func (w *Watchdog) settle(leases []*Lease, results []Result, sent time.Time, jit
 // arrives, so the batch is waited for as long as any of its leases can
 // still use an answer: no lease's wait is cut short by a neighbour's
 // deadline (those leases are lost at their deadlines whatever is in flight).
-func waitBound(batch []*Lease, sent time.Time, stream bool) time.Time {
-	var bound time.Time
+// It returns the earliest deadline in the batch too.
+func waitBound(batch []*Lease, sent time.Time, stream bool) (bound, first time.Time) {
+	// In monotonic nanoseconds: a batch has thousands of leases.
+	s := monoNs(sent)
+	var b, d int64
 	for i, l := range batch {
-		own := minTime(l.deadline, sent.Add(l.TTL/3))
+		dl := monoNs(l.deadline)
+		own := min(dl, s+int64(l.TTL/3))
 		switch {
 		case i == 0:
-			bound = own
-		case stream && own.After(bound):
-			bound = own
-		case !stream && own.Before(bound):
-			bound = own
+			b, d = own, dl
+		case stream:
+			b, d = max(b, own), min(d, dl)
+		default:
+			b, d = min(b, own), min(d, dl)
 		}
 	}
-	return bound
+	if len(batch) == 0 {
+		return time.Time{}, time.Time{}
+	}
+	return epoch.Add(time.Duration(b)), epoch.Add(time.Duration(d))
 }
 
 func minTime(a, b time.Time) time.Time {
@@ -490,108 +667,4 @@ func (w *Watchdog) kickLoop() {
 	case w.kick <- struct{}{}:
 	default:
 	}
-}
-
-// leaseHeap orders leases by a time (their deadline or due time, as which
-// says), kept in the entry as monotonic nanoseconds: the comparisons a heap
-// operation makes read the heap's own array, not each lease. A lease knows
-// its place in each heap (pos).
-type leaseHeap struct {
-	e     []heapEntry
-	which int // byDeadline or byDue: the index into Lease.pos
-}
-
-const (
-	byDeadline = iota
-	byDue
-)
-
-type heapEntry struct {
-	at int64 // monoNs of the lease's time
-	l  *Lease
-}
-
-// epoch is the origin of monoNs: a reading of the monotonic clock.
-var epoch = time.Now()
-
-// monoNs is t in nanoseconds since epoch, by the monotonic clock (t comes
-// from time.Now, plus durations).
-func monoNs(t time.Time) int64 { return int64(t.Sub(epoch)) }
-
-func (h *leaseHeap) len() int { return len(h.e) }
-
-// set files l at t: it is added, or moved if it is there.
-func (h *leaseHeap) set(l *Lease, t time.Time) {
-	at := monoNs(t)
-	if i := l.pos[h.which]; i >= 0 {
-		h.e[i].at = at
-		h.fix(i)
-		return
-	}
-	l.pos[h.which] = len(h.e)
-	h.e = append(h.e, heapEntry{at: at, l: l})
-	h.up(len(h.e) - 1)
-}
-
-// drop takes l out, if it is there.
-func (h *leaseHeap) drop(l *Lease) {
-	i := l.pos[h.which]
-	if i < 0 {
-		return
-	}
-	n := len(h.e) - 1
-	if i != n {
-		h.swap(i, n)
-	}
-	h.e[n] = heapEntry{}
-	h.e = h.e[:n]
-	if i != n {
-		h.fix(i)
-	}
-	l.pos[h.which] = -1
-}
-
-func (h *leaseHeap) less(i, j int) bool { return h.e[i].at < h.e[j].at }
-
-func (h *leaseHeap) swap(i, j int) {
-	h.e[i], h.e[j] = h.e[j], h.e[i]
-	h.e[i].l.pos[h.which], h.e[j].l.pos[h.which] = i, j
-}
-
-// fix restores the order after entry i's time changed.
-func (h *leaseHeap) fix(i int) {
-	if !h.down(i) {
-		h.up(i)
-	}
-}
-
-func (h *leaseHeap) up(i int) {
-	for i > 0 {
-		parent := (i - 1) / 2
-		if !h.less(i, parent) {
-			return
-		}
-		h.swap(i, parent)
-		i = parent
-	}
-}
-
-// down sifts entry i down; it reports whether it moved.
-func (h *leaseHeap) down(i int) bool {
-	start := i
-	for {
-		c := 2*i + 1
-		if c >= len(h.e) {
-			break
-		}
-		if r := c + 1; r < len(h.e) && h.less(r, c) {
-			c = r
-		}
-		if !h.less(c, i) {
-			break
-		}
-		h.swap(i, c)
-		i = c
-	}
-	return i > start
 }
