@@ -225,7 +225,7 @@ func costMarkdown(rows, renewals []costRow, idle float64, took time.Duration) st
 		time.Now().UTC().Format("2006-01-02"), version, took.Round(time.Second), costPairs[0], costPairs[1], kilo(idle))
 	if len(renewals) > 0 {
 		fmt.Fprintf(&b, " The watchdog's renewals are counted inside one run per primitive: %d holds with a %v lease, "+
-			"the counters zeroed after the first renewal batch and its holder records and dumped as the %d-th batch after it is reported (rlock: %s), less the idle server's share; "+
+			"the counters zeroed after the first renewal batch and its holder records and dumped once %d more batches are reported (rlock: %s), less the idle server's share; "+
 			"the bare renewal (d) renews as many bare holds, in %s (rlock's mean), as the difference of %d and %d rounds.",
 			costHolds, costLease, costRounds, renewals[0].note, renewals[len(renewals)-1].note, costRenewalRuns[0], costRenewalRuns[1])
 	} else {
