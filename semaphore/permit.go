@@ -23,30 +23,59 @@ import (
 // locally at once and sends the release whatever ctx says, and a release
 // whose reply was lost is sent again before anything else.
 type Permit struct {
-	s     *Semaphore
-	id    string
-	n     int
-	token uint64 // set once, when granted: it stays the permit's after Release
-	hold  *hold.Hold
+	s       *Semaphore
+	id      string
+	channel string // its waiter channel; id shares its bytes (one allocation)
+	n       int
+	waitMs  string // the attempts' waiter timeout: "0" for TryAcquire (set before them)
+	token   uint64 // set once, when granted: it stays the permit's after Release
+	hold    *hold.Hold
+	h       hold.Hold          // what hold points to: part of the Permit
+	target  engine.RenewTarget // its renewal target (one grant per Permit)
 }
 
-func (s *Semaphore) newPermit(n int) *Permit {
-	p := &Permit{s: s, id: s.e.NewOwner(), n: n}
-	p.hold = hold.New(hold.Config{
-		Engine:   s.e,
-		Lease:    s.lease,
-		Fixed:    s.fixed,
-		Release:  p.release,
-		Renewer:  s.e.SemRenewer,
-		Observed: s.observed(),
-		RenewTarget: func(token uint64) any {
-			return &engine.RenewTarget{
-				Item:    scripts.RenewItem{Key: s.keys.Holders, Owner: p.id, Token: token, Info: s.keys.Info},
-				LeaseMs: s.leaseMs,
-			}
-		},
+// newPermit returns the Permit of a request for n permits whose attempts
+// pass waitMs; queued is set for Acquire's, which leaves the queue after a
+// failure (AfterOps).
+func (s *Semaphore) newPermit(n int, waitMs string, queued bool) *Permit {
+	p := &Permit{s: s, n: n, waitMs: waitMs}
+	p.channel, p.id = s.e.NewOwnerAfter(s.waiterPrefix)
+	p.hold = &p.h
+	hold.Init(p.hold, hold.Config{
+		Engine:    s.e,
+		Lease:     s.lease,
+		Fixed:     s.fixed,
+		Renewer:   s.e.SemRenewer,
+		Observed:  s.observed(),
+		UndoAfter: queued,
+		Calls:     (*permitCalls)(p),
 	})
 	return p
+}
+
+// permitCalls are a Permit's scripts for its Hold (hold.Calls), apart from
+// its public methods.
+type permitCalls Permit
+
+func (c *permitCalls) RenewTarget(token uint64) any {
+	p := (*Permit)(c)
+	p.target.Item = scripts.RenewItem{Key: p.s.keys.Holders, Owner: p.id, Token: token, Info: p.s.keys.Info}
+	p.target.LeaseMs = p.s.leaseMs
+	return &p.target
+}
+
+func (c *permitCalls) Acquire(ctx context.Context) (scripts.Acquired, error) {
+	p := (*Permit)(c)
+	s := p.s
+	res, err := scripts.SemAcquire(ctx, s.e.RC, &s.keys, s.capacity, p.n, p.id, s.leaseMs, p.waitMs, s.e.Publish)
+	if res.OK {
+		res.Count = 1 // one hold, whatever n: a Permit is released once
+	}
+	return res, err
+}
+
+func (c *permitCalls) Release(ctx context.Context, a scripts.ReleaseArgs) (scripts.Released, error) {
+	return (*Permit)(c).release(ctx, a)
 }
 
 // ID returns the permit's id, as listed by Holders.
@@ -92,17 +121,10 @@ func (p *Permit) Release(ctx context.Context) error {
 
 // attempt is one acquisition round trip, in the shape of engine.Attempt
 // (see hold.Attempt for what it guarantees).
-func (p *Permit) attempt(ctx context.Context, waitMs string) (bool, time.Duration, error) {
-	s := p.s
-	ok, hint, err := p.hold.Attempt(ctx, func(ctx context.Context) (scripts.Acquired, error) {
-		res, err := scripts.SemAcquire(ctx, s.e.RC, &s.keys, s.capacity, p.n, p.id, s.leaseMs, waitMs, s.e.Publish)
-		if res.OK {
-			res.Count = 1 // one hold, whatever n: a Permit is released once
-		}
-		return res, err
-	})
+func (p *Permit) attempt(ctx context.Context) (bool, time.Duration, error) {
+	ok, hint, err := p.hold.Attempt(ctx, nil) // permitCalls.Acquire
 	if errors.Is(err, scripts.ErrTooMany) {
-		return false, 0, tooMany(s.name, p.n, err)
+		return false, 0, tooMany(p.s.name, p.n, err)
 	}
 	if ok {
 		p.token = p.hold.Token()

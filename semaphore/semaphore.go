@@ -9,7 +9,6 @@ import (
 
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/internal/engine"
-	"github.com/redisync/redisync/internal/hold"
 	"github.com/redisync/redisync/internal/keys"
 	"github.com/redisync/redisync/internal/lockopt"
 	"github.com/redisync/redisync/internal/obs"
@@ -44,6 +43,7 @@ type Semaphore struct {
 	nameErr       error
 	capErr        error // the capacity New was given is above MaxPermits
 	keys          scripts.SemKeys
+	waiterPrefix  string // keys.WaiterPrefix(), made once
 	capacity      string // the capacity New was given, set on first use
 	lease         time.Duration
 	fixed         bool
@@ -82,7 +82,7 @@ func New(c *redisync.Client, name string, permits int, opts ...Option) *Semaphor
 	_, lease, fixed := o.Resolve(e)
 	derive := func(prefix string) string { k, _ := keys.Derived(prefix, name); return k }
 	info, holder := e.HolderInfo(name)
-	return &Semaphore{
+	s := &Semaphore{
 		e: e, name: name, nameErr: nameErr, capErr: capErr,
 		capacity: strconv.Itoa(permits),
 		lease:    lease, fixed: fixed, leaseMs: engine.Millis(lease),
@@ -98,6 +98,8 @@ func New(c *redisync.Client, name string, permits int, opts ...Option) *Semaphor
 			Holder:     holder,
 		},
 	}
+	s.waiterPrefix = s.keys.WaiterPrefix()
+	return s
 }
 
 func (s *Semaphore) observed() obs.Target { return obs.Target{Primitive: "semaphore", Name: s.name} }
@@ -116,9 +118,9 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) (*Permit, error) {
 	if err := s.check(ctx, n); err != nil {
 		return nil, err
 	}
-	p := s.newPermit(n)
-	err := s.e.Acquire(hold.UndoAfter(ctx), s.keys.WaiterChannel(p.id), s.observed(), func(ctx context.Context) (bool, time.Duration, error) {
-		ok, hint, err := p.attempt(ctx, s.waitMs)
+	p := s.newPermit(n, s.waitMs, true)
+	err := s.e.Acquire(ctx, p.channel, s.observed(), func(ctx context.Context) (bool, time.Duration, error) {
+		ok, hint, err := p.attempt(ctx)
 		if heartbeat := s.waiterTimeout / 3; !ok && err == nil && (hint <= 0 || hint > heartbeat) {
 			hint = heartbeat
 		}
@@ -140,10 +142,8 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) (*Permit, bool, error
 	if err := s.check(ctx, n); err != nil {
 		return nil, false, err
 	}
-	p := s.newPermit(n)
-	ok, err := s.e.TryOnce(ctx, s.observed(), func(ctx context.Context) (bool, time.Duration, error) {
-		return p.attempt(ctx, "0")
-	})
+	p := s.newPermit(n, "0", false)
+	ok, err := s.e.TryOnce(ctx, s.observed(), p.attempt)
 	if !ok || err != nil {
 		return nil, false, err
 	}

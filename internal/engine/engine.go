@@ -154,6 +154,15 @@ func (e *Engine) NewOwner() string {
 	return e.ID + ":" + strconv.FormatUint(e.seq.Add(1), 10)
 }
 
+// NewOwnerAfter draws an owner id as NewOwner does and returns it with
+// prefix+id, the second sharing the first's bytes: one allocation for a
+// semaphore permit's id and its waiter channel.
+func (e *Engine) NewOwnerAfter(prefix string) (joined, id string) {
+	var seq [20]byte
+	joined = prefix + e.ID + ":" + string(strconv.AppendUint(seq[:0], e.seq.Add(1), 10))
+	return joined, joined[len(prefix):]
+}
+
 // Closed is closed when the Client is closed.
 func (e *Engine) Closed() <-chan struct{} { return e.closed }
 
@@ -408,9 +417,12 @@ type Settled[T any] interface {
 // (if it was handed one) has begun. The zero Settler is ready once Init
 // has named its call.
 type Settler[T any] struct {
-	c       Settled[T]
-	reuse   bool // the call's contexts are reused (see DetachUnwatched)
-	replied chan T
+	c     Settled[T]
+	reuse bool // the call's contexts are reused (see DetachUnwatched)
+	// replied tells that out is the call's result: a channel of no
+	// elements costs one allocation, one of T two when T has pointers.
+	replied chan struct{}
+	out     T
 	d       *detached // the call in flight's context
 	run     func()    // s.do, made once: starting it costs no closure
 }
@@ -420,7 +432,20 @@ type Settler[T any] struct {
 // DetachUnwatched).
 func (s *Settler[T]) Init(c Settled[T], reuse bool) { s.c, s.reuse = c, reuse }
 
-func (s *Settler[T]) do() { s.replied <- s.c.Call(s.d) } // awaited by Settle, or by its task
+// do runs the call; Settle, or its task, awaits replied and takes out.
+func (s *Settler[T]) do() {
+	s.out = s.c.Call(s.d)
+	s.replied <- struct{}{}
+}
+
+// take returns the call's result once replied has told it, and clears
+// out (nothing of the call is kept past it).
+func (s *Settler[T]) take() T {
+	out := s.out
+	var zero T
+	s.out = zero
+	return out
+}
 
 // Settle runs the call (see Settler).
 func (s *Settler[T]) Settle(e *Engine, ctx context.Context) (T, bool) {
@@ -431,22 +456,23 @@ func (s *Settler[T]) Settle(e *Engine, ctx context.Context) (T, bool) {
 		return out, true
 	}
 	if s.replied == nil {
-		s.replied, s.run = make(chan T, 1), s.do
+		s.replied, s.run = make(chan struct{}, 1), s.do
 	}
 	// The select below starts d's linger when ctx ends.
 	d := e.detach(ctx, false, s.reuse)
 	s.d = d
 	go s.run()
 	select {
-	case out := <-s.replied:
+	case <-s.replied:
 		d.stop()
-		return out, true
+		return s.take(), true
 	case <-ctx.Done():
 		d.linger()
 	}
 	e.Go(func() {
 		defer d.stop()
-		s.c.Settle(<-s.replied)
+		<-s.replied
+		s.c.Settle(s.take())
 	})
 	var zero T
 	return zero, false

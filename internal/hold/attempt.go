@@ -12,7 +12,8 @@ import (
 )
 
 // Attempt makes one acquisition with acquire, in the shape of engine.Attempt:
-// whether it acquired, and when busy the wait hint from the script.
+// whether it acquired, and when busy the wait hint from the script. A nil
+// acquire is Config.Calls' Acquire.
 func (h *Hold) Attempt(ctx context.Context, acquire AcquireFunc) (bool, time.Duration, error) {
 	return attemptAll(ctx, h.self[:], true, nil, acquire)
 }
@@ -165,9 +166,12 @@ func (a *attempt) Call(actx context.Context) outcome {
 	var res []scripts.Acquired
 	var busy scripts.Acquired
 	var err error
-	if a.acquire != nil {
-		h := a.holds[0]
-		busy, err = a.acquire(actx)
+	if h := a.holds[0]; a.acquireAll == nil {
+		if a.acquire != nil {
+			busy, err = a.acquire(actx)
+		} else {
+			busy, err = h.cfg.Calls.Acquire(actx)
+		}
 		if err == nil && busy.OK {
 			h.grant[0], busy = busy, scripts.Acquired{}
 			res = h.grant[:]
@@ -321,7 +325,7 @@ func (h *Hold) granted(res scripts.Acquired, sent time.Time) error {
 		w.Confirm(h.renewal, sent)
 		return nil
 	}
-	target := h.cfg.RenewTarget(res.Token)
+	target := h.renewTarget(res.Token)
 	if g, ok := target.(engine.Granted); ok {
 		g.NoteGrant(sent, h.cfg.Fixed)
 	}

@@ -53,6 +53,22 @@ type Config struct {
 	// return (engine.DetachUnwatched, engine.Settler): a context kept past
 	// that would see another call's values.
 	OutlivesCtx bool
+	// UndoAfter is set when every acquire of the hold is made for a call
+	// that, when it fails, undoes more with AfterOps: as a ctx marked with
+	// UndoAfter, without a context per call.
+	UndoAfter bool
+	// Calls, when Release is nil, gives the hold's release, renewal target
+	// and acquire as methods of one value (a semaphore's permit), which
+	// costs no closure per hold; Attempt with a nil AcquireFunc uses its
+	// Acquire.
+	Calls Calls
+}
+
+// Calls is a primitive's scripts for one hold, as Config.Calls.
+type Calls interface {
+	Acquire(ctx context.Context) (scripts.Acquired, error)
+	Release(ctx context.Context, a scripts.ReleaseArgs) (scripts.Released, error)
+	RenewTarget(token uint64) any
 }
 
 // Hold is one handle's hold; all methods are safe for concurrent use.
@@ -83,6 +99,7 @@ type Hold struct {
 	since      time.Time       // when the current hold was acquired (sent)
 	marked     bool            // a latched acquire of the hold granted: its latch field is in the hash
 	queue      []*job          // releases not yet answered by Redis, in order
+	queue0     [1]*job         // the queue's first array: one release costs no array
 	// unreported are lost holds that a reentrant handle locked past before
 	// their Unlock, innermost last: each one's Unlock, after those of the
 	// holds locked on top of it, cleans it up and reports the loss.
@@ -105,13 +122,39 @@ const LatchPrefix = "redisync:latch:"
 
 // New returns a Hold with no hold.
 func New(cfg Config) *Hold {
-	h := &Hold{cfg: cfg, op: newOpLock(), done: Closed, err: errs.ErrNotHeld}
+	h := new(Hold)
+	Init(h, cfg)
+	return h
+}
+
+// Init makes h, a zero Hold that is part of a value of the primitive's
+// (one allocation for both), a Hold with no hold; h must not be copied
+// afterwards.
+func Init(h *Hold, cfg Config) {
+	h.cfg, h.op, h.done, h.err = cfg, newOpLock(), Closed, errs.ErrNotHeld
+	h.queue = h.queue0[:0]
 	h.self = [1]*Hold{h}
 	h.att.settler.Init(&h.att, !cfg.OutlivesCtx)
 	if cfg.Shared && cfg.Latched {
 		h.latch = LatchPrefix + cfg.Engine.NewOwner()
 	}
-	return h
+}
+
+// release runs the release script once (Config.Release, or Calls').
+func (h *Hold) release(ctx context.Context, a scripts.ReleaseArgs) (scripts.Released, error) {
+	if h.cfg.Release == nil {
+		return h.cfg.Calls.Release(ctx, a)
+	}
+	return h.cfg.Release(ctx, a)
+}
+
+// renewTarget builds the watchdog target of a hold with token
+// (Config.RenewTarget, or Calls').
+func (h *Hold) renewTarget(token uint64) any {
+	if h.cfg.RenewTarget == nil {
+		return h.cfg.Calls.RenewTarget(token)
+	}
+	return h.cfg.RenewTarget(token)
 }
 
 // Latch is the latch to pass to the acquire script now running (the zero
@@ -178,10 +221,10 @@ type undoAfterKey struct{}
 
 // awaitUndo waits until no operation of holds is in progress — the undo
 // that a Client task runs for an attempt whose caller has gone — for at
-// most engine.UndoWait, unless ctx says the caller waits for it later
-// (UndoAfter).
+// most engine.UndoWait, unless ctx or the hold says the caller waits for it
+// later (UndoAfter, Config.UndoAfter).
 func awaitUndo(ctx context.Context, holds []*Hold) {
-	if ctx.Value(undoAfterKey{}) != nil {
+	if len(holds) == 1 && holds[0].cfg.UndoAfter || ctx.Value(undoAfterKey{}) != nil {
 		return
 	}
 	t := time.NewTimer(engine.UndoWait)

@@ -301,7 +301,7 @@ func (h *Hold) send(ctx context.Context, args scripts.ReleaseArgs) (scripts.Rele
 	deadline := time.Now().Add(engine.CompensateTimeout)
 	backoff := engine.Backoff{Min: 10 * time.Millisecond, Max: 500 * time.Millisecond}
 	for {
-		r, err := h.cfg.Release(ctx, args)
+		r, err := h.release(ctx, args)
 		if err == nil || !engine.Transient(err) || ctx.Err() != nil || h.cfg.Engine.IsClosed() {
 			return r, err
 		}

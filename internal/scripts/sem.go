@@ -55,8 +55,9 @@ func (k *SemKeys) list() []string {
 	return keys
 }
 
-// WaiterChannel is the channel on which waiter id is told to try again.
-func (k *SemKeys) WaiterChannel(id string) string { return k.Channel + ":" + id }
+// WaiterPrefix starts the channel on which a waiter is told to try again:
+// the prefix followed by the waiter's id.
+func (k *SemKeys) WaiterPrefix() string { return k.Channel + ":" }
 
 // SemAcquire runs sem_acquire.lua; waiterTimeoutMs "0" makes one attempt
 // without queueing. Acquired.Count is n when granted.
