@@ -16,24 +16,18 @@
 -- past its expiry are taken back by the next script that looks, and may
 -- be handed out again.
 --
--- One call per permit: ZADD XX GT INCR by the new expiry less the one
--- reported last moves its expiry and answers "is it a sorted set, is this
--- permit in it, and what was its expiry?" (XX never adds a member, so a
--- permit released or taken back stays gone; through pcall, a holders key
--- of another type makes that permit gone instead of aborting the batch).
--- While the server keeps what it reported (a permit's expiry only rises
--- while it is held: the acquire and this script write it; releases and
--- reclaims remove the member), its old expiry is the one reported and the
--- new one is now + lease. Otherwise (a reply lost; renewals the server
--- lost, restarted from an older snapshot or a replica promoted behind its
--- master) a second ZADD sets what the old expiry asks for: the later of it
--- and now + lease, or, when it had passed, the old one back (an expired
--- permit is never revived). Without an expiry reported (the first
--- renewal), or with one already past or not below now + lease (the clock
--- stepped), the permit's is read (ZSCORE), then ZADD XX GT CH.
--- Numbers go as strings (Redis 7.0 prints every number argument with a
--- printf), the batch's made once, and decimals of one length compare as
--- strings.
+-- One call per permit: ZADD XX GT CH moves its expiry and answers "is it a
+-- sorted set, is this permit in it?" (XX never adds a member, so a permit
+-- released or taken back stays gone; GT never shortens; through pcall, a
+-- holders key of another type makes that permit gone instead of aborting
+-- the batch). The expiry reported last answers "not expired": a permit's
+-- expiry only rises while it is held (the acquire and this script write
+-- it; releases and reclaims remove the member), so one reported earlier
+-- is a lower bound. Only without one still in the future (the first
+-- renewal, a reply lost, a lease about to run out) is it read (ZSCORE).
+-- Numbers go as strings made once per batch (Redis 7.0 prints every
+-- number argument with a printf), and decimals of one length compare as
+-- strings (no number to parse per permit).
 --
 -- The two keys' expiry runs ahead of their permits' (SEM_HORIZON leases
 -- from the last write of it), so that a permit's renewal raises it only
@@ -124,46 +118,26 @@ for i = 1, #KEYS do
   local key, j = KEYS[i], 2 * i + 2
   local id, known = ARGV[j], ARGV[j + 1]
   local p = periods[(byte(id, -1) or 0) % PHASES]
-  local due, reply = false, 0
-  local delta = #known == #now_arg and known > now_arg and expiry - tonumber(known)
-  if delta and delta > 0 then
-    -- The permit's expiry is most likely the one reported last: ZADD INCR
-    -- by the difference sets the new one and, by its reply, tells the old.
-    local moved = checked(pcall('zadd', key, 'XX', 'GT', 'INCR', string.format('%.0f', delta), id))
-    if moved then -- it is held (XX never adds a member)
-      local new = tonumber(moved)
-      local was = new - delta
-      if was <= now_ms then
-        -- Expired (the server lost renewals: a restart from an older
-        -- snapshot, a lagging replica promoted): put it back as it was.
-        pcall('zadd', key, 'XX', string.format('%.0f', was), id)
-      elseif new == expiry then
-        reply = expiry
-        due = not p[1] or known < p[1] or known >= p[2]
-      else
-        -- Its expiry was not the one reported last (a reply lost, renewals
-        -- lost): the later of its own and the new one.
-        reply = math.max(was, expiry)
-        pcall('zadd', key, 'XX', string.format('%.0f', reply), id)
-        due = was < p[3] or was >= p[4]
-      end
-    end
+  local due
+  if #known == #now_arg and known > now_arg then
+    due = not p[1] or known < p[1] or known >= p[2]
   else
-    local score = expiry_of(key, id)
-    if score then
-      due = score < p[3] or score >= p[4]
-      local moved = checked(pcall('zadd', key, 'XX', 'GT', 'CH', expiry_arg, id))
-      if moved == 1 then
-        reply = expiry
-      elseif moved == 0 then
-        -- Gone, or its expiry is already past the new one (the clock
-        -- stepped back): the score tells.
-        reply = expiry_of(key, id) or 0
-      end
-    end
+    known = expiry_of(key, id)
+    due = known and (known < p[3] or known >= p[4])
   end
-  if due and reply ~= 0 then
-    extend(key, id)
+  local reply = 0
+  if known then
+    local moved = checked(pcall('zadd', key, 'XX', 'GT', 'CH', expiry_arg, id))
+    if moved == 1 then
+      reply = expiry
+    elseif moved == 0 then
+      -- Gone, or its expiry is already past the new one (the clock
+      -- stepped back): the score tells.
+      reply = expiry_of(key, id) or 0
+    end
+    if due and reply ~= 0 then
+      extend(key, id)
+    end
   end
   alive[i] = reply
 end
