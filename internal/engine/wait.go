@@ -71,8 +71,9 @@ type Wait struct {
 // It returns nil when an attempt succeeded, ctx.Err() (unwrapped) when ctx
 // ends, ErrClosed when the Client is closed, and otherwise the error of the
 // attempt that ended the wait, as the attempt returned it; waited reports
-// whether that was a later attempt than the first (the caller had started
-// waiting), and sent when that attempt was sent.
+// whether an attempt found the name busy (another holder went first: a
+// transient error retried is no wait for a holder), and sent when the
+// last attempt was sent.
 func (e *Engine) Wait(ctx context.Context, wait Wait, try Attempt) (waited bool, sent time.Time, err error) {
 	poll := wait.Poll
 	if poll <= 0 {
@@ -86,6 +87,7 @@ func (e *Engine) Wait(ctx context.Context, wait Wait, try Attempt) (waited bool,
 	if err != nil && !e.retryable(ctx, err) {
 		return false, sent, err
 	}
+	waited = err == nil
 	join := e.Hub.Join
 	if wait.All {
 		join = e.Hub.JoinAll
@@ -105,34 +107,35 @@ func (e *Engine) Wait(ctx context.Context, wait Wait, try Attempt) (waited bool,
 	case <-w.Ready():
 	case <-timer.C:
 	case <-ctx.Done():
-		return true, sent, ctx.Err()
+		return waited, sent, ctx.Err()
 	case <-e.closed:
-		return true, sent, errs.ErrClosed
+		return waited, sent, errs.ErrClosed
 	}
 	for {
 		sent = time.Now()
 		ok, hint, err = try(ctx)
 		if ok {
-			return true, sent, nil
+			return waited, sent, nil
 		}
 		if err != nil {
 			if !e.retryable(ctx, err) {
 				if ctx.Err() == nil {
 					unused = true // a failed attempt should not swallow a wake-up
 				}
-				return true, sent, err
+				return waited, sent, err
 			}
 			// Transient: try again after a backoff; wake-ups stay queued.
 			timer.Reset(backoff.Next())
 			select {
 			case <-timer.C:
 			case <-ctx.Done():
-				return true, sent, ctx.Err()
+				return waited, sent, ctx.Err()
 			case <-e.closed:
-				return true, sent, errs.ErrClosed
+				return waited, sent, errs.ErrClosed
 			}
 			continue
 		}
+		waited = true
 		backoff.Reset()
 		unused = false
 		timer.Reset(pollBound(poll, hint))
@@ -141,9 +144,9 @@ func (e *Engine) Wait(ctx context.Context, wait Wait, try Attempt) (waited bool,
 			unused = true
 		case <-timer.C:
 		case <-ctx.Done():
-			return true, sent, ctx.Err()
+			return waited, sent, ctx.Err()
 		case <-e.closed:
-			return true, sent, errs.ErrClosed
+			return waited, sent, errs.ErrClosed
 		}
 		// Since Go 1.23 (go.mod says 1.25) Reset discards a stale fire, so
 		// the timer needs no draining here.
