@@ -115,7 +115,8 @@
 // Release (sem_release.lua) removes the id (nothing if it is already gone),
 // and PUBLISHes "0" (SPUBLISH on a Cluster) on the first waiter's channel.
 // The watchdog renews many permits with one sem_renew.lua per hash slot (a
-// ZADD XX GT CH each); an expired permit is never revived. A cancelled Acquire returns within
+// ZADD XX GT CH each); a permit taken back once it expired is never
+// revived. A cancelled Acquire returns within
 // redisync.UndoWait of its ctx's end, and leaves the semaphore as it was:
 // its acquire in flight is never abandoned — a Client task awaits the
 // reply, gives back a grant no one wants (sem_release.lua), and only then

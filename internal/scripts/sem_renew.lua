@@ -12,9 +12,14 @@
 --
 -- Reply: array with, for each permit still held, its expiry (server ms; at
 -- least now + lease), and 0 for each permit whose lease ran out or that
--- is gone. An expired permit is never revived: the permits of a holder
--- past its expiry are taken back by the next script that looks, and may
--- be handed out again.
+-- is gone. A permit taken back is never revived: the permits of a holder
+-- past its expiry are taken back by the next script that reckons with the
+-- semaphore (an acquire, a read of its state), and may be handed out
+-- again; XX leaves them gone. After the server lost writes (a restart from
+-- an older snapshot, a replica promoted behind its master) a permit may
+-- hold an expiry older than the one reported here; past it, and before
+-- anything takes it back (nobody has seen it free), it is renewed
+-- (docs/guarantees.md; TestSemRenewAfterAnOlderSnapshotNeverRenewsAPermitTakenBack).
 --
 -- One call per permit: ZADD XX GT CH moves its expiry and answers "is it a
 -- sorted set, is this permit in it?" (XX never adds a member, so a permit
