@@ -1,5 +1,5 @@
 # Tests run against real redis-server processes (internal/redistest).
-.PHONY: test torture teeth demo bench compare compare-quick cost redis-server interop
+.PHONY: test torture teeth demo bench compare compare-quick cost watchdog redis-server interop
 
 # The root module but the fault harness's tier (make torture), and the
 # redisyncotel module (its own go.mod, so the core keeps no OpenTelemetry
@@ -70,6 +70,16 @@ compare-quick: redis-server
 ONLY ?=
 cost: redis-server
 	cd bench && go run . -cost -only "$(ONLY)"
+
+# Scenario 5 alone at a chosen size (bench/ module): N holds on one Client
+# with a LEASE, watched for WINDOW once taken; reports lost holds, client and
+# server CPU, scripts/s, heap per hold and GC. PROFILE=dir writes the
+# client's cpu.pprof and allocs.pprof over the window.
+N ?= 100000
+LEASE ?= 3s
+WINDOW ?= 60s
+watchdog: redis-server
+	cd bench && go run . -watchdog $(N):$(LEASE):$(WINDOW) -wdprofile "$(PROFILE)"
 
 # Installs Debian's redis-server and redis-tools (redis-cli forms the test
 # Cluster) when missing (needs root, as on CI).

@@ -8,6 +8,7 @@
 //	cd bench && go run . -quick   # a one-minute subset (what CI runs)
 //	cd bench && go run . -cost    # server instructions per operation (callgrind)
 //	cd bench && go run . -cost -fn  # the same pairs by FCALL of a Functions library
+//	cd bench && go run . -watchdog 100000:3s:60s  # scenario 5 alone: holds, lease, window (make watchdog)
 //
 // It prints a markdown table to stdout and writes results.json and
 // chart.svg (the README embeds the chart).
@@ -36,7 +37,21 @@ func main() {
 	cost := flag.Bool("cost", false, "the server-cost scenario alone: redis-server instructions per operation under callgrind (make cost)")
 	only := flag.String("only", "", "with -cost: the primitives to count, comma-separated name prefixes (\"rwlock,semaphore\"); the reference rows always run")
 	fn := flag.Bool("fn", false, "with -cost: the Functions experiment (issue 24): the rlock, rwlock read and bare pairs by EVALSHA and by FCALL of a library, and FUNCTION LOAD's cost")
+	wd := flag.String("watchdog", "", "scenario 5 alone at a chosen size: N:LEASE:WINDOW holds, lease and watched window (100000:3s:60s; make watchdog)")
+	wdProfile := flag.String("wdprofile", "", "with -watchdog: a directory for the client's cpu.pprof and allocs.pprof over the window")
 	flag.Parse()
+	if *wd != "" {
+		spec, err := parseHoldSpec(*wd)
+		if err == nil {
+			spec.profile = *wdProfile
+			err = runWatchdog(spec)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench -watchdog:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *cost && *fn {
 		if err := runFnCost(); err != nil {
 			fmt.Fprintln(os.Stderr, "bench -cost -fn:", err)

@@ -14,7 +14,6 @@ import (
 
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/redlock"
-	"github.com/redisync/redisync/rlock"
 )
 
 type runner struct {
@@ -415,89 +414,6 @@ func (r *runner) addHandoff(scenario, name string, d []time.Duration) {
 		res.Ratio, res.RatioTo = float64(l.P50)/float64(r.rtt.P50), "rtt"
 	}
 	r.add(res)
-}
-
-// 5. Watchdog scale: hold many locks in one process and measure what their
-// renewal costs — scripts per second on the server, client CPU and memory.
-func (r *runner) watchdogScale() error {
-	sizes := []int{10_000, 100_000}
-	if r.quick {
-		sizes = []int{10_000}
-	}
-	for _, n := range sizes {
-		if err := r.holdMany(n); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (r *runner) holdMany(n int) error {
-	rc, err := r.client()
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	const lease = 3 * time.Second // renewed every second
-	c := redisync.New(rc, redisync.WithWatchdogTimeout(lease))
-	defer c.Close()
-	ctx := context.Background()
-	locks := make([]*rlock.Mutex, n)
-	var wg sync.WaitGroup
-	errs := make([]error, 64)
-	for g := range 64 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := g; i < n; i += 64 {
-				locks[i] = rlock.New(c, fmt.Sprintf("bench:wd:%d", i))
-				if err := locks[i].Lock(ctx); err != nil {
-					errs[g] = err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	window := 4 * lease / 3 // four ticks
-	calls := func() int64 {
-		return commandCalls(ctx, rc, "evalsha") + commandCalls(ctx, rc, "eval")
-	}
-	cpu0, calls0, t0 := cpuTime(), calls(), time.Now()
-	time.Sleep(window)
-	cpu1, calls1, elapsed := cpuTime(), calls(), time.Since(t0)
-	heap := heapInUse()
-	lost := 0
-	for _, l := range locks {
-		if l.Err() != nil {
-			lost++
-		}
-	}
-	scriptsPerSec := float64(calls1-calls0) / elapsed.Seconds()
-	ticks := elapsed.Seconds() / (lease / 3).Seconds()
-	r.add(Result{Scenario: fmt.Sprintf("5 watchdog, %d held locks", n), Contender: "redisync rlock",
-		Value: scriptsPerSec, Unit: "renewal scripts/s",
-		Extra: map[string]float64{
-			"holds_per_script":    float64(n) * ticks / float64(calls1-calls0),
-			"scripts_per_tick":    float64(calls1-calls0) / ticks,
-			"client_cpu_percent":  100 * (cpu1 - cpu0).Seconds() / elapsed.Seconds(),
-			"heap_bytes_per_lock": float64(heap) / float64(n),
-			"lost":                float64(lost),
-		}})
-	for g := range 64 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := g; i < n; i += 64 {
-				_ = locks[i].Unlock(ctx)
-			}
-		}()
-	}
-	wg.Wait()
-	return nil
 }
 
 func commandCalls(ctx context.Context, rc rueidis.Client, cmd string) int64 {

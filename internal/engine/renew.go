@@ -88,15 +88,41 @@ func (r *BatchRenewer) RenewParts(ctx context.Context, leases []*watchdog.Lease,
 }
 
 func (r *BatchRenewer) renew(ctx context.Context, leases []*watchdog.Lease, report func([]int, []watchdog.Result)) []watchdog.Result {
-	targets := make([]*RenewTarget, len(leases))
-	for i, l := range leases {
-		targets[i] = l.Target.(*RenewTarget)
+	var sc *renewScratch
+	var targets []*RenewTarget
+	if report != nil { // the results are not kept past the reports: reuse the round's arrays
+		sc = renewScratches.Get().(*renewScratch)
+		targets = sc.targets[:0]
+	}
+	targets = slices.Grow(targets, len(leases))
+	for _, l := range leases {
+		targets = append(targets, l.Target.(*RenewTarget))
 	}
 	sent := time.Now()
-	results := renewOn(ctx, r.e, r.script, targets, report)
+	results := renewOn(ctx, r.e, r.script, targets, report, sc)
 	r.e.ObserveRenewal(r.layout, results, time.Since(sent))
+	if sc != nil {
+		clear(targets) // the pool keeps no hold alive
+		sc.targets = targets[:0]
+		renewScratches.Put(sc)
+		return nil
+	}
 	return results
 }
+
+// renewScratch is a round's working arrays, reused through renewScratches
+// (a round of 100,000 holds made megabytes of them, which the collector
+// then paid for by scanning every live hold).
+type renewScratch struct {
+	targets []*RenewTarget
+	out     []watchdog.Result
+	idx     []int // the first group's holds
+	rep     []int // a report's indexes
+	res     []watchdog.Result
+	alive   []bool
+}
+
+var renewScratches = sync.Pool{New: func() any { return new(renewScratch) }}
 
 // RenewOn renews targets on e's deployment with script and returns one
 // result per target. Targets are grouped by lease and, on a Cluster, by
@@ -114,7 +140,7 @@ func (r *BatchRenewer) renew(ctx context.Context, leases []*watchdog.Lease, repo
 // were lost with the paused master's. rueidis pipelines concurrent parts on
 // each node's connection, so a part costs a goroutine, not a round trip.
 func RenewOn(ctx context.Context, e *Engine, script *scripts.RenewScript, targets []*RenewTarget) []watchdog.Result {
-	return renewOn(ctx, e, script, targets, nil)
+	return renewOn(ctx, e, script, targets, nil, nil)
 }
 
 // renewCall is one script call of a round: the targets it carries.
@@ -127,7 +153,9 @@ type renewCall struct {
 
 // renewOn is RenewOn, calling report (if not nil) with the targets of each
 // part (their indexes, and their results) as soon as its replies are in.
-func renewOn(ctx context.Context, e *Engine, script *scripts.RenewScript, targets []*RenewTarget, report func([]int, []watchdog.Result)) []watchdog.Result {
+// With sc, the results and the working arrays are sc's (valid until sc is
+// reused).
+func renewOn(ctx context.Context, e *Engine, script *scripts.RenewScript, targets []*RenewTarget, report func([]int, []watchdog.Result), sc *renewScratch) []watchdog.Result {
 	type group struct {
 		leaseMs string
 		slot    uint16
@@ -162,7 +190,11 @@ func renewOn(ctx context.Context, e *Engine, script *scripts.RenewScript, target
 			k = len(order)
 			order = append(order, g)
 			var idx []int
-			if !e.Cluster {
+			switch {
+			case e.Cluster:
+			case k == 0 && sc != nil:
+				idx = slices.Grow(sc.idx[:0], len(targets))
+			default:
 				idx = make([]int, 0, len(targets)/(k+1))
 			}
 			idxs = append(idxs, idx)
@@ -179,16 +211,25 @@ func renewOn(ctx context.Context, e *Engine, script *scripts.RenewScript, target
 			calls = append(calls, renewCall{leaseMs: g.leaseMs, slot: g.slot, fixed: g.fixed, idx: idx[start:min(start+MaxRenewBatch, len(idx))]})
 		}
 	}
-	out := make([]watchdog.Result, len(targets))
+	var out []watchdog.Result
+	if sc != nil {
+		if len(idxs) > 0 && !e.Cluster {
+			sc.idx = idxs[0][:0]
+		}
+		out = slices.Grow(sc.out[:0], len(targets))[:len(targets)]
+		sc.out = out
+	} else {
+		out = make([]watchdog.Result, len(targets))
+	}
 	if !e.Cluster {
-		runRenewCalls(ctx, e, script, targets, calls, out, report)
+		runRenewCalls(ctx, e, script, targets, calls, out, report, sc)
 	} else {
 		var wg sync.WaitGroup
 		for _, part := range splitBySlot(calls) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				runRenewCalls(ctx, e, script, targets, part, out, report) // parts write disjoint entries of out
+				runRenewCalls(ctx, e, script, targets, part, out, report, nil) // parts write disjoint entries of out
 			}()
 		}
 		wg.Wait()
@@ -223,28 +264,40 @@ func splitBySlot(calls []renewCall) [][]renewCall {
 // NOSCRIPT again as EVAL (which loads the script) in one more, and fills
 // out (and reports) the results of their targets. Then it writes the
 // holder records that are due (RecordHolders), after the report: a record
-// never delays a confirmation.
-func runRenewCalls(ctx context.Context, e *Engine, script *scripts.RenewScript, targets []*RenewTarget, calls []renewCall, out []watchdog.Result, report func([]int, []watchdog.Result)) {
+// never delays a confirmation. With sc, its arrays are sc's.
+func runRenewCalls(ctx context.Context, e *Engine, script *scripts.RenewScript, targets []*RenewTarget, calls []renewCall, out []watchdog.Result, report func([]int, []watchdog.Result), sc *renewScratch) {
+	if sc == nil {
+		sc = new(renewScratch)
+	}
 	sent := time.Now()
 	flight := make(chan struct{})
 	defer close(flight) // after sendRecords: see AwaitRecord
-	for _, c := range calls {
-		for _, k := range c.idx {
-			if t := targets[k]; e.WantsRecord(t) && t.recordedAt.Load() == 0 {
-				t.recordFlight.Store(&flight)
-			}
-		}
-	}
+	// Without a holder-info payload no target wants a record.
+	records := e.Config.HolderInfo != ""
 	var cmds rueidis.Commands
 	var sentCalls []int // indexes into calls of the commands in cmds
-	for i, c := range calls {
+	for i := range calls {
+		c := &calls[i]
 		if c.fixed {
 			for _, k := range c.idx {
+				if t := targets[k]; records {
+					c.await(t, &flight)
+				}
 				out[k] = watchdog.Result{Status: watchdog.Alive} // not renewed: nothing to judge
 			}
 			continue
 		}
-		cmds = append(cmds, script.Command(e.RC, c.leaseMs, len(c.idx), c.item(targets)))
+		// The command's arguments are read from each target once: the
+		// target's record flight is set in the same look (before the send).
+		item := c.item(targets)
+		if records {
+			item = func(i int) *scripts.RenewItem {
+				t := targets[c.idx[i]]
+				c.await(t, &flight)
+				return &t.Item
+			}
+		}
+		cmds = append(cmds, script.Command(e.RC, c.leaseMs, len(c.idx), item))
 		sentCalls = append(sentCalls, i)
 	}
 	if len(cmds) > 0 {
@@ -261,7 +314,8 @@ func runRenewCalls(ctx context.Context, e *Engine, script *scripts.RenewScript, 
 		for j, res := range replies {
 			c := &calls[sentCalls[j]]
 			idx := c.idx
-			alive, err := script.ParseRenew(res, len(idx), c.item(targets))
+			alive, err := script.ParseRenewInto(sc.alive[:0], res, len(idx), c.item(targets))
+			sc.alive = alive[:0]
 			for i, k := range idx {
 				switch {
 				case err != nil:
@@ -274,21 +328,35 @@ func runRenewCalls(ctx context.Context, e *Engine, script *scripts.RenewScript, 
 			}
 		}
 	}
-	records := e.planRecords(targets, calls, out, sent)
+	var plan *recordPlan
+	if records {
+		plan = e.planRecords(targets, calls, out, sent)
+	}
 	if report != nil {
 		n := 0
 		for _, c := range calls {
 			n += len(c.idx)
 		}
-		idx, res := make([]int, 0, n), make([]watchdog.Result, 0, n)
+		idx, res := slices.Grow(sc.rep[:0], n), slices.Grow(sc.res[:0], n)
 		for _, c := range calls {
 			for _, k := range c.idx {
 				idx, res = append(idx, k), append(res, out[k])
 			}
 		}
 		report(idx, res)
+		clear(res) // the pool keeps no error alive
+		sc.rep, sc.res = idx[:0], res[:0]
 	}
-	e.sendRecords(ctx, records)
+	e.sendRecords(ctx, plan)
+}
+
+// await marks t, when it wants a record and has none yet, as waiting for
+// the record writes of the round whose flight is closed when they are
+// answered (see AwaitRecord).
+func (c *renewCall) await(t *RenewTarget, flight *chan struct{}) {
+	if t.Item.Info != "" && t.recordedAt.Load() == 0 {
+		t.recordFlight.Store(flight)
+	}
 }
 
 // doScripts sends cmds in one multi (a script's DoMulti, which learns its

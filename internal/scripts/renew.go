@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -194,23 +195,35 @@ func (s *RenewScript) args(leaseMs string, n int, item func(int) *RenewItem) *ar
 // for its next renewal (holds renewed in one call share it: one string per
 // distinct value).
 func (s *RenewScript) ParseRenew(res rueidis.RedisResult, n int, item func(int) *RenewItem) ([]bool, error) {
-	vals, err := res.AsIntSlice()
+	return s.ParseRenewInto(nil, res, n, item)
+}
+
+// ParseRenewInto is ParseRenew appending to into (a round reuses one
+// array for all its calls).
+func (s *RenewScript) ParseRenewInto(into []bool, res rueidis.RedisResult, n int, item func(int) *RenewItem) ([]bool, error) {
+	vals, err := res.ToArray() // the reply's own array: no copy
 	if err != nil {
-		return nil, err
+		return into, err
 	}
 	if len(vals) != n {
-		return nil, fmt.Errorf("scripts: renewal reply has %d entries for %d holds", len(vals), n)
+		return into, fmt.Errorf("scripts: renewal reply has %d entries for %d holds", len(vals), n)
 	}
-	alive := make([]bool, n)
+	alive := slices.Grow(into, n)
 	var last int64
 	var lastArg string
-	for i, v := range vals {
+	for i := range vals {
+		var v int64 // a nil entry counts as 0, as AsIntSlice reads it
+		if !vals[i].IsNil() {
+			if v, err = vals[i].AsInt64(); err != nil {
+				return into, err
+			}
+		}
 		if !s.expiry {
-			alive[i] = v == 1
+			alive = append(alive, v == 1)
 			continue
 		}
-		alive[i] = v > 0
-		if alive[i] {
+		alive = append(alive, v > 0)
+		if v > 0 {
 			if v != last {
 				last, lastArg = v, strconv.FormatInt(v, 10)
 			}
