@@ -15,9 +15,14 @@ import "time"
 //   - watched by its own deadline (deadlineHeap): a lease whose deadline can
 //     come before it is sent — in backoff, Fixed, or due no sooner than its
 //     deadline.
+//
+// Both orders are a timeHeap: the buckets by due time, the leases by
+// deadline.
 
-// epoch is the origin of monoNs: a reading of the monotonic clock.
-var epoch = time.Now()
+// epoch is the origin of monoNs: a reading of the monotonic clock, an hour
+// back, so that every time the engine meets is positive and 0 can mean
+// none.
+var epoch = time.Now().Add(-time.Hour)
 
 // monoNs is t in nanoseconds since epoch, by the monotonic clock (t comes
 // from time.Now, plus durations).
@@ -41,15 +46,16 @@ type bucket struct {
 // buckets, and the buckets by key (so leases due at the same moment share
 // one).
 type dueSchedule struct {
-	heap  []*bucket
-	byKey map[bucketKey]*bucket
-	spare []*bucket // emptied buckets, reused (their arrays kept)
-	last  *bucket   // the bucket add filed into last: a round's leases go to one
+	heap   timeHeap[*bucket]
+	byKey  map[bucketKey]*bucket
+	spare  []*bucket // emptied buckets, reused
+	last   *bucket   // the bucket add filed into last: a round's leases go to one
+	arrays leaseArrays
 }
 
 // add files waiting lease l by its due time (it must be in no bucket).
 func (s *dueSchedule) add(l *Lease) {
-	k := bucketKey{at: monoNs(l.due), backoff: l.backoff}
+	k := bucketKey{at: l.due, backoff: l.backoff}
 	b := s.last
 	if b == nil || b.key != k {
 		b = s.byKey[k]
@@ -61,13 +67,12 @@ func (s *dueSchedule) add(l *Lease) {
 		} else {
 			b = &bucket{key: k}
 		}
+		b.leases = s.arrays.take()
 		if s.byKey == nil {
 			s.byKey = map[bucketKey]*bucket{}
 		}
 		s.byKey[k] = b
-		b.pos = len(s.heap)
-		s.heap = append(s.heap, b)
-		s.up(b.pos)
+		s.heap.push(b, k.at)
 	}
 	l.bucket, l.bidx = b, len(b.leases)
 	b.leases = append(b.leases, l)
@@ -95,10 +100,10 @@ func (s *dueSchedule) drop(l *Lease) {
 
 // front is the earliest bucket (nil when no lease waits); it is never empty.
 func (s *dueSchedule) front() *bucket {
-	if len(s.heap) == 0 {
+	if s.heap.len() == 0 {
 		return nil
 	}
-	return s.heap[0]
+	return s.heap.front()
 }
 
 // remove takes empty bucket b out of the heap and the index.
@@ -107,71 +112,62 @@ func (s *dueSchedule) remove(b *bucket) {
 	if s.last == b {
 		s.last = nil
 	}
-	i, n := b.pos, len(s.heap)-1
-	if i != n {
-		s.swap(i, n)
-	}
-	s.heap[n] = nil
-	s.heap = s.heap[:n]
-	if i != n && !s.down(i) {
-		s.up(i)
-	}
-	if cap(b.leases) <= maxSpareCap {
-		s.spare = append(s.spare, b)
-	}
+	s.heap.remove(b.pos)
+	s.arrays.put(b.leases)
+	b.leases = nil
+	s.spare = append(s.spare, b)
 }
-
-// maxSpareCap bounds the arrays of the buckets kept for reuse, so a burst
-// of acquisitions (a bucket each) does not keep large arrays alive.
-const maxSpareCap = 1 << 16
 
 // all returns every lease waiting, and empties the schedule.
 func (s *dueSchedule) all(into []*Lease) []*Lease {
-	for _, b := range s.heap {
-		for _, l := range b.leases {
+	for _, e := range s.heap.e {
+		for _, l := range e.v.leases {
 			l.bucket = nil
 			into = append(into, l)
 		}
 	}
-	s.heap, s.byKey, s.spare, s.last = nil, nil, nil, nil
+	s.heap, s.byKey, s.spare, s.last = timeHeap[*bucket]{}, nil, nil, nil
 	return into
 }
 
-func (s *dueSchedule) less(i, j int) bool { return s.heap[i].key.at < s.heap[j].key.at }
+func (b *bucket) setPos(i int) { b.pos = i }
 
-func (s *dueSchedule) swap(i, j int) {
-	s.heap[i], s.heap[j] = s.heap[j], s.heap[i]
-	s.heap[i].pos, s.heap[j].pos = i, j
+// leaseArrays keeps the arrays of emptied buckets and landed rounds for
+// the next ones: a round of 100,000 leases leaves its bucket and its flight
+// as one array each, which the next round's would otherwise allocate again,
+// growing them by doubling (garbage the collector pays for by scanning
+// every live hold). It keeps a few, none larger than twice the leases
+// registered (or maxSpareCap), so a burst of holds does not keep large
+// arrays alive after they end.
+type leaseArrays struct {
+	free  [][]*Lease
+	limit int // the registered leases: see put
 }
 
-func (s *dueSchedule) up(i int) {
-	for i > 0 {
-		parent := (i - 1) / 2
-		if !s.less(i, parent) {
-			return
-		}
-		s.swap(i, parent)
-		i = parent
+const (
+	maxSpareArrays = 8
+	maxSpareCap    = 1 << 16
+)
+
+// take returns an empty array, with room if one was kept.
+func (a *leaseArrays) take() []*Lease {
+	n := len(a.free)
+	if n == 0 {
+		return nil
 	}
+	l := a.free[n-1]
+	a.free[n-1] = nil
+	a.free = a.free[:n-1]
+	return l
 }
 
-func (s *dueSchedule) down(i int) bool {
-	start := i
-	for {
-		c := 2*i + 1
-		if c >= len(s.heap) {
-			break
-		}
-		if r := c + 1; r < len(s.heap) && s.less(r, c) {
-			c = r
-		}
-		if !s.less(c, i) {
-			break
-		}
-		s.swap(i, c)
-		i = c
+// put keeps l's array for reuse, if it is worth keeping.
+func (a *leaseArrays) put(l []*Lease) {
+	if cap(l) == 0 || len(a.free) >= maxSpareArrays || cap(l) > max(maxSpareCap, 2*a.limit) {
+		return
 	}
-	return i > start
+	clear(l[:cap(l)])
+	a.free = append(a.free, l[:0])
 }
 
 // flight is one renewal round's batch for one Renewer while it is in
@@ -181,73 +177,132 @@ func (s *dueSchedule) down(i int) bool {
 type flight struct {
 	r        Renewer
 	leases   []*Lease
-	deadline time.Time // zero when none of its leases is left in it
+	deadline int64     // monoNs; 0 when none of its leases is left in it
 	bound    time.Time // when the renewal stops waiting for its replies
+	stream   bool      // r is a StreamRenewer: see add
+	b        int64     // bound in monoNs, while the round is filled
 }
 
 // carries reports whether l is still in flight with f.
 func (f *flight) carries(l *Lease) bool { return l.active && l.inflight && l.flight == f }
 
-// leaseHeap orders leases by their deadlines, kept in the entry as
-// monotonic nanoseconds: the comparisons a heap operation makes read the
-// heap's own array, not each lease. A lease knows its place (pos).
-type leaseHeap struct {
-	e []heapEntry
+// add puts l in f, a round sent at s (monoNs), and extends f's wait bound
+// and earliest deadline to cover it, while the lease is at hand (a round
+// has thousands of leases: a second look at each costs a cache miss each).
+//
+// A renewal waits for its replies at most a third of a lease after it was
+// sent: a command that hangs (a paused shard) is given up then, and its
+// leases, which were due, are retried well before their deadlines. A
+// Renewer that returns all results at once is waited for no longer than the
+// earliest deadline in its batch and a third of the shortest lease (the
+// answers for every lease of the batch wait for the slowest command). A
+// StreamRenewer settles each lease as its answer arrives, so the batch is
+// waited for as long as any of its leases can still use an answer: no
+// lease's wait is cut short by a neighbour's deadline (those leases are lost
+// at their deadlines whatever is in flight).
+func (f *flight) add(l *Lease, s int64) {
+	dl := l.deadline
+	own := min(dl, s+int64(l.TTL/3))
+	switch {
+	case len(f.leases) == 0:
+		f.b, f.deadline = own, dl
+	case f.stream:
+		f.b, f.deadline = max(f.b, own), min(f.deadline, dl)
+	default:
+		f.b, f.deadline = min(f.b, own), min(f.deadline, dl)
+	}
+	f.leases = append(f.leases, l)
+	l.flight = f
 }
 
-type heapEntry struct {
-	at int64 // monoNs of the lease's deadline
-	l  *Lease
-}
+// watch sets f's wait bound once the round is filled (under mu).
+func (f *flight) watch() { f.bound = epoch.Add(time.Duration(f.b)) }
 
-func (h *leaseHeap) len() int { return len(h.e) }
+// deadlineHeap holds the leases watched by their own deadlines.
+type deadlineHeap struct{ timeHeap[*Lease] }
 
 // set files l at t: it is added, or moved if it is there.
-func (h *leaseHeap) set(l *Lease, t time.Time) {
-	at := monoNs(t)
-	if i := l.pos; i >= 0 {
-		h.e[i].at = at
-		h.fix(i)
+func (h *deadlineHeap) set(l *Lease, t int64) {
+	if l.pos >= 0 {
+		h.move(l.pos, t)
 		return
 	}
-	l.pos = len(h.e)
-	h.e = append(h.e, heapEntry{at: at, l: l})
-	h.up(len(h.e) - 1)
+	h.push(l, t)
 }
 
 // drop takes l out, if it is there.
-func (h *leaseHeap) drop(l *Lease) {
-	i := l.pos
-	if i < 0 {
-		return
+func (h *deadlineHeap) drop(l *Lease) {
+	if l.pos >= 0 {
+		h.remove(l.pos)
 	}
+}
+
+func (l *Lease) setPos(i int) { l.pos = i }
+
+// timeHeap is a binary min-heap of items by a time (monotonic ns) kept in
+// each entry, so the comparisons of a heap operation read the heap's own
+// array, not the items. Each item is told its place (setPos: -1 once it is
+// out), so it can be moved or taken out from anywhere.
+type timeHeap[T placed] struct{ e []timed[T] }
+
+// placed is an item of a timeHeap.
+type placed interface{ setPos(i int) }
+
+type timed[T any] struct {
+	at int64
+	v  T
+}
+
+func (h *timeHeap[T]) len() int { return len(h.e) }
+
+// front is the earliest item; the heap must not be empty.
+func (h *timeHeap[T]) front() T { return h.e[0].v }
+
+// push adds v at time at.
+func (h *timeHeap[T]) push(v T, at int64) {
+	i := len(h.e)
+	h.e = append(h.e, timed[T]{at: at, v: v})
+	v.setPos(i)
+	h.up(i)
+}
+
+// move sets entry i's time to at.
+func (h *timeHeap[T]) move(i int, at int64) {
+	h.e[i].at = at
+	h.fix(i)
+}
+
+// remove takes entry i out.
+func (h *timeHeap[T]) remove(i int) {
+	v := h.e[i].v
 	n := len(h.e) - 1
 	if i != n {
 		h.swap(i, n)
 	}
-	h.e[n] = heapEntry{}
+	h.e[n] = timed[T]{}
 	h.e = h.e[:n]
 	if i != n {
 		h.fix(i)
 	}
-	l.pos = -1
+	v.setPos(-1)
 }
 
-func (h *leaseHeap) less(i, j int) bool { return h.e[i].at < h.e[j].at }
+func (h *timeHeap[T]) less(i, j int) bool { return h.e[i].at < h.e[j].at }
 
-func (h *leaseHeap) swap(i, j int) {
+func (h *timeHeap[T]) swap(i, j int) {
 	h.e[i], h.e[j] = h.e[j], h.e[i]
-	h.e[i].l.pos, h.e[j].l.pos = i, j
+	h.e[i].v.setPos(i)
+	h.e[j].v.setPos(j)
 }
 
 // fix restores the order after entry i's time changed.
-func (h *leaseHeap) fix(i int) {
+func (h *timeHeap[T]) fix(i int) {
 	if !h.down(i) {
 		h.up(i)
 	}
 }
 
-func (h *leaseHeap) up(i int) {
+func (h *timeHeap[T]) up(i int) {
 	for i > 0 {
 		parent := (i - 1) / 2
 		if !h.less(i, parent) {
@@ -259,7 +314,7 @@ func (h *leaseHeap) up(i int) {
 }
 
 // down sifts entry i down; it reports whether it moved.
-func (h *leaseHeap) down(i int) bool {
+func (h *timeHeap[T]) down(i int) bool {
 	start := i
 	for {
 		c := 2*i + 1

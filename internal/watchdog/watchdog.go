@@ -13,7 +13,9 @@ import (
 // its own reply only, so a command that fails (an error reply, a slow or
 // unreachable node) makes only the leases it carried Unknown. A Renewer must
 // return when ctx ends; a reply that does not have one Result per lease
-// counts as Unknown for all of them.
+// counts as Unknown for all of them. A Renewer keeps neither leases nor a
+// lease of it past its return (the engine reuses the array for the next
+// round).
 type Renewer interface {
 	Renew(ctx context.Context, leases []*Lease) []Result
 }
@@ -35,14 +37,16 @@ type Lease struct {
 	OnLost func(err error)
 	Notify Notifier
 
-	// Owned by the engine, guarded by Watchdog.mu.
-	confirmed time.Time
-	due       time.Time
-	deadline  time.Time
+	// Owned by the engine, guarded by Watchdog.mu. The times are monoNs:
+	// a round reads them for thousands of leases, and a time.Time is three
+	// words and a monotonic-clock branch per comparison.
 	inflight  bool
 	active    bool
 	backoff   bool    // due is a retry time after a failed renewal: not batched early
 	handover  bool    // a Fixed lease with a Renewer, not handed over yet
+	confirmed int64   // when the lease was last confirmed
+	due       int64   // when it is to be renewed
+	deadline  int64   // when it is lost without a renewal
 	pos       int     // its place in the byDeadline heap, -1 for none
 	bucket    *bucket // its due time's bucket while it waits to be sent
 	bidx      int     // its place in bucket
@@ -100,10 +104,10 @@ type Watchdog struct {
 	// (A lease that waits for a renewal due before its deadline is sent
 	// first, and looked at then.) See schedule.go.
 	byDue      dueSchedule
-	byDeadline leaseHeap
+	byDeadline deadlineHeap
 	flights    []*flight
-	count      int       // registered leases
-	wakeAt     time.Time // when the loop will next wake (zero: not scheduled)
+	count      int   // registered leases
+	wakeAt     int64 // when the loop will next wake (monoNs; 0: not scheduled)
 	closed     bool
 
 	kick   chan struct{}
@@ -142,7 +146,8 @@ func (w *Watchdog) Add(l *Lease, confirmed time.Time) error {
 	l.handover = l.Fixed && l.Renewer != nil
 	l.pos, l.bucket, l.flight = -1, nil, nil
 	w.count++
-	w.confirmLocked(l, confirmed)
+	w.byDue.arrays.limit = w.count
+	w.confirmLocked(l, monoNs(confirmed))
 	return nil
 }
 
@@ -151,8 +156,8 @@ func (w *Watchdog) Add(l *Lease, confirmed time.Time) error {
 func (w *Watchdog) Confirm(l *Lease, confirmed time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if l.active && confirmed.After(l.confirmed) {
-		w.confirmLocked(l, confirmed)
+	if c := monoNs(confirmed); l.active && c > l.confirmed {
+		w.confirmLocked(l, c)
 	}
 }
 
@@ -193,10 +198,10 @@ func (w *Watchdog) Close() {
 	}
 }
 
-func (w *Watchdog) confirmLocked(l *Lease, confirmed time.Time) {
+func (w *Watchdog) confirmLocked(l *Lease, confirmed int64) {
 	l.confirmed = confirmed
-	l.deadline = confirmed.Add(l.TTL - Drift(l.TTL))
-	l.due = confirmed.Add(l.TTL / 3)
+	l.deadline = confirmed + int64(l.TTL-Drift(l.TTL))
+	l.due = confirmed + int64(l.TTL/3)
 	l.backoff = false
 	w.placeLocked(l)
 }
@@ -211,17 +216,17 @@ func (w *Watchdog) placeLocked(l *Lease) {
 	}
 	waiting := !l.Fixed || l.handover
 	next := l.deadline
-	if !waiting || l.backoff || !l.due.Before(l.deadline) {
+	if !waiting || l.backoff || l.due >= l.deadline {
 		w.byDeadline.set(l, l.deadline)
 	} else {
 		w.byDeadline.drop(l)
 	}
 	if waiting {
-		if b := l.bucket; b == nil || b.key != (bucketKey{at: monoNs(l.due), backoff: l.backoff}) {
+		if b := l.bucket; b == nil || b.key != (bucketKey{at: l.due, backoff: l.backoff}) {
 			w.byDue.drop(l)
 			w.byDue.add(l)
 		}
-		next = minTime(next, l.due)
+		next = min(next, l.due)
 	} else {
 		w.byDue.drop(l)
 	}
@@ -233,6 +238,7 @@ func (w *Watchdog) placeLocked(l *Lease) {
 func (w *Watchdog) dropLocked(l *Lease) {
 	l.active = false
 	w.count--
+	w.byDue.arrays.limit = w.count
 	w.byDeadline.drop(l)
 	w.byDue.drop(l)
 }
@@ -242,15 +248,15 @@ func (w *Watchdog) dropLocked(l *Lease) {
 // lease is in backoff until then, so the batching window cannot pull it
 // forward (that made a failed renewal due again at once: a tight loop of
 // scripts, or of dials while the server was down).
-func (w *Watchdog) retryLocked(l *Lease, now time.Time, jitter float64) {
-	l.due = now.Add(time.Duration(float64(RetryInterval(l.TTL)) * (1 + jitter)))
+func (w *Watchdog) retryLocked(l *Lease, now int64, jitter float64) {
+	l.due = now + int64(float64(RetryInterval(l.TTL))*(1+jitter))
 	l.backoff = true
 	w.placeLocked(l)
 }
 
 // wakeByLocked makes the loop wake by t if it planned to sleep longer.
-func (w *Watchdog) wakeByLocked(t time.Time) {
-	if w.wakeAt.IsZero() || t.Before(w.wakeAt) {
+func (w *Watchdog) wakeByLocked(t int64) {
+	if w.wakeAt == 0 || t < w.wakeAt {
 		w.kickLoop()
 	}
 }
@@ -259,20 +265,20 @@ func (w *Watchdog) wakeByLocked(t time.Time) {
 // lease in backoff at its retry time, any other lease when its due time is
 // within half a renewal interval (TTL/6), so holds taken at different
 // moments ride in the same batch.
-func isDueLocked(l *Lease, now time.Time) bool {
+func isDueLocked(l *Lease, now int64) bool {
 	if l.backoff {
-		return !now.Before(l.due)
+		return now >= l.due
 	}
-	return !now.Add(l.TTL / 6).Before(l.due)
+	return now+int64(l.TTL/6) >= l.due
 }
 
 func (w *Watchdog) takeAllLocked() []*Lease {
 	all := make([]*Lease, 0, w.count)
 	for _, e := range w.byDeadline.e {
-		e.l.pos = -1
-		all = append(all, e.l)
+		e.v.pos = -1
+		all = append(all, e.v)
 	}
-	w.byDeadline.e = nil
+	w.byDeadline = deadlineHeap{}
 	all = w.byDue.all(all)
 	for _, f := range w.flights {
 		for _, l := range f.leases {
@@ -316,7 +322,8 @@ func (w *Watchdog) loop() {
 // next. It looks only at the fronts of the schedule: the leases whose
 // deadline has passed, or that are due (with the batching window); a lease
 // sent in a batch is watched by its flight until its result is in.
-func (w *Watchdog) tick(now time.Time) time.Time {
+func (w *Watchdog) tick(at time.Time) time.Time {
+	now := monoNs(at)
 	var lost []*Lease
 	var rounds []*flight // this round's batches, one per Renewer
 	var held []*Lease    // popped but not sent: back into the schedule below
@@ -324,8 +331,8 @@ func (w *Watchdog) tick(now time.Time) time.Time {
 
 	w.mu.Lock()
 	for w.byDeadline.len() > 0 {
-		l := w.byDeadline.e[0].l
-		if now.Before(l.deadline) {
+		l := w.byDeadline.front()
+		if now < l.deadline {
 			break
 		}
 		w.dropLocked(l)
@@ -335,17 +342,17 @@ func (w *Watchdog) tick(now time.Time) time.Time {
 	for b := w.byDue.front(); b != nil; b = w.byDue.front() {
 		l := b.leases[len(b.leases)-1] // the last: dropped without moving another
 		switch {
-		case !now.Before(l.deadline): // the loop was late (a stalled process)
+		case now >= l.deadline: // the loop was late (a stalled process)
 			w.dropLocked(l)
 			lost = append(lost, l)
 			continue
-		case !now.Before(l.due), sent > 0 && sent < MaxEarly && !l.backoff && isDueLocked(l, now):
+		case now >= l.due, sent > 0 && sent < MaxEarly && !l.backoff && isDueLocked(l, now):
 			// Due, or due soon and riding with a round that goes anyway.
 			w.byDue.drop(l)
-			rounds = w.sendLocked(l, rounds)
+			rounds = w.sendLocked(l, rounds, now)
 			sent++
 			continue
-		case l.backoff && !now.Add(RetryInterval(l.TTL)/2).Before(l.due):
+		case l.backoff && now+int64(RetryInterval(l.TTL)/2) >= l.due:
 			w.byDue.drop(l)
 			held = append(held, l) // may join a batch (below)
 			continue
@@ -360,7 +367,7 @@ func (w *Watchdog) tick(now time.Time) time.Time {
 	// converge on one round trip per retry interval, not one per batch.
 	for _, l := range held {
 		if roundOf(rounds, l.Renewer) != nil {
-			rounds = w.sendLocked(l, rounds)
+			rounds = w.sendLocked(l, rounds, now)
 		} else {
 			w.byDue.add(l)
 		}
@@ -368,12 +375,12 @@ func (w *Watchdog) tick(now time.Time) time.Time {
 	// The flights' watches and wait bounds read deadlines, which Confirm
 	// may move: under mu.
 	for _, f := range rounds {
-		f.watch(now)
+		f.watch()
 	}
 	w.flights = append(w.flights, rounds...)
-	var next time.Time
+	var next int64
 	if w.byDeadline.len() > 0 {
-		next = w.byDeadline.e[0].l.deadline
+		next = w.byDeadline.front().deadline
 	}
 	if b := w.byDue.front(); b != nil {
 		next = earliest(next, b.leases[0].due)
@@ -383,6 +390,10 @@ func (w *Watchdog) tick(now time.Time) time.Time {
 	}
 	w.wakeAt = next
 	w.mu.Unlock()
+	var wake time.Time
+	if next != 0 {
+		wake = epoch.Add(time.Duration(next))
+	}
 
 	for _, l := range lost {
 		l.lost(ErrLost)
@@ -391,12 +402,12 @@ func (w *Watchdog) tick(now time.Time) time.Time {
 		w.wg.Add(1)
 		go w.renew(f, now)
 	}
-	return next
+	return wake
 }
 
-// earliest is the earlier of a and b, where a zero time means none.
-func earliest(a, b time.Time) time.Time {
-	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+// earliest is the earlier of a and b, where 0 means none.
+func earliest(a, b int64) int64 {
+	if a == 0 || (b != 0 && b < a) {
 		return b
 	}
 	return a
@@ -413,43 +424,37 @@ func roundOf(rounds []*flight, r Renewer) *flight {
 }
 
 // sendLocked puts l, taken out of byDue, in its Renewer's batch of this
-// round, which watches its deadline while the renewal is in flight.
-func (w *Watchdog) sendLocked(l *Lease, rounds []*flight) []*flight {
+// round (sent at now), which watches its deadline while the renewal is in
+// flight.
+func (w *Watchdog) sendLocked(l *Lease, rounds []*flight, now int64) []*flight {
 	l.inflight = true
 	l.handover = false
 	w.byDeadline.drop(l)
 	f := roundOf(rounds, l.Renewer)
 	if f == nil {
-		f = &flight{r: l.Renewer}
+		_, stream := l.Renewer.(StreamRenewer)
+		f = &flight{r: l.Renewer, stream: stream, leases: w.byDue.arrays.take()}
 		rounds = append(rounds, f)
 	}
-	f.leases = append(f.leases, l)
-	l.flight = f
+	f.add(l, now)
 	return rounds
-}
-
-// watch sets f's deadline (the earliest of its leases') and its wait bound,
-// for a round sent at sent (under mu).
-func (f *flight) watch(sent time.Time) {
-	_, stream := f.r.(StreamRenewer)
-	f.bound, f.deadline = waitBound(f.leases, sent, stream)
 }
 
 // expireFlightsLocked finds the leases in flight whose deadline has
 // passed, adds them to lost, and moves each flight's watch to the earliest
 // deadline it still carries. It looks into a flight only when its watch is
 // due (the rounds in flight are few, their leases many).
-func (w *Watchdog) expireFlightsLocked(now time.Time, lost []*Lease) []*Lease {
+func (w *Watchdog) expireFlightsLocked(now int64, lost []*Lease) []*Lease {
 	for _, f := range w.flights {
-		if f.deadline.IsZero() || now.Before(f.deadline) {
+		if f.deadline == 0 || now < f.deadline {
 			continue
 		}
-		f.deadline = time.Time{}
+		f.deadline = 0
 		for _, l := range f.leases {
 			if !f.carries(l) {
 				continue
 			}
-			if !now.Before(l.deadline) {
+			if now >= l.deadline {
 				w.dropLocked(l)
 				lost = append(lost, l)
 				continue
@@ -474,6 +479,8 @@ func (w *Watchdog) land(f *flight) {
 			break
 		}
 	}
+	w.byDue.arrays.put(f.leases) // the Renewer keeps no lease of it (see Renewer)
+	f.leases = nil
 }
 
 // ErrLost is passed to OnLost when a hold is gone or its deadline passed.
@@ -489,7 +496,7 @@ var errNoResult = errors.New("watchdog: renewer reported no result for the lease
 // StreamRenewer hands results over as they arrive, so a lease whose reply is
 // in is settled then, not when the slowest command of the batch (a paused
 // shard, a stalled Redlock node) answers or times out.
-func (w *Watchdog) renew(f *flight, sent time.Time) {
+func (w *Watchdog) renew(f *flight, sent int64) {
 	defer w.wg.Done()
 	defer w.land(f)
 	batch := f.leases
@@ -511,7 +518,7 @@ func (w *Watchdog) renew(f *flight, sent time.Time) {
 	w.settle(batch, nil, results, sent, jitter)
 }
 
-func (w *Watchdog) renewEach(ctx context.Context, s StreamRenewer, batch []*Lease, sent time.Time, jitter float64) {
+func (w *Watchdog) renewEach(ctx context.Context, s StreamRenewer, batch []*Lease, sent int64, jitter float64) {
 	var mu sync.Mutex
 	reported := make([]bool, len(batch))
 	s.RenewEach(ctx, batch, func(i int, res Result) {
@@ -530,7 +537,7 @@ func (w *Watchdog) renewEach(ctx context.Context, s StreamRenewer, batch []*Leas
 
 // renewParts is renewEach for a PartRenewer: each part's leases are
 // settled together, under one lock.
-func (w *Watchdog) renewParts(ctx context.Context, p PartRenewer, batch []*Lease, sent time.Time, jitter float64) {
+func (w *Watchdog) renewParts(ctx context.Context, p PartRenewer, batch []*Lease, sent int64, jitter float64) {
 	var mu sync.Mutex
 	reported := make([]bool, len(batch))
 	p.RenewParts(ctx, batch, func(idx []int, res []Result) {
@@ -569,7 +576,7 @@ func (w *Watchdog) renewParts(ctx context.Context, p PartRenewer, batch []*Lease
 
 // settleRest settles as Unknown the leases of batch that a StreamRenewer
 // returned without reporting.
-func (w *Watchdog) settleRest(mu *sync.Mutex, batch []*Lease, reported []bool, sent time.Time, jitter float64) {
+func (w *Watchdog) settleRest(mu *sync.Mutex, batch []*Lease, reported []bool, sent int64, jitter float64) {
 	mu.Lock()
 	var rest []*Lease
 	for i, done := range reported {
@@ -583,13 +590,13 @@ func (w *Watchdog) settleRest(mu *sync.Mutex, batch []*Lease, reported []bool, s
 }
 
 // settle applies results[j] to leases[idx[j]] (to leases[j] when idx is
-// nil): a renewal sent at sent.
-func (w *Watchdog) settle(leases []*Lease, idx []int, results []Result, sent time.Time, jitter float64) {
+// nil): a renewal sent at sent (monoNs).
+func (w *Watchdog) settle(leases []*Lease, idx []int, results []Result, sent int64, jitter float64) {
 	if len(results) == 0 {
 		return
 	}
 	var lost []*Lease
-	now := time.Now()
+	now := monoNs(time.Now())
 	w.mu.Lock()
 	for j := range results {
 		l := leases[j]
@@ -604,7 +611,7 @@ func (w *Watchdog) settle(leases []*Lease, idx []int, results []Result, sent tim
 		case l.Fixed: // handed over for its record: not judged
 			w.placeLocked(l)
 		case results[j].Status == Alive:
-			if sent.After(l.confirmed) { // a Confirm in flight may be newer
+			if sent > l.confirmed { // a Confirm in flight may be newer
 				w.confirmLocked(l, sent)
 			} else {
 				w.placeLocked(l)
@@ -620,46 +627,6 @@ func (w *Watchdog) settle(leases []*Lease, idx []int, results []Result, sent tim
 	for _, l := range lost {
 		l.lost(ErrLost)
 	}
-}
-
-// waitBound is how long a renewal waits for its replies, at most a third of
-// a lease after it was sent: a command that hangs (a paused shard) is given
-// up then, and its leases, which were due, are retried well before their
-// deadlines. A Renewer that returns all results at once is waited for no
-// longer than the earliest deadline in its batch and a third of the
-// shortest lease (the answers for every lease of the batch wait for the
-// slowest command). A StreamRenewer settles each lease as its answer
-// arrives, so the batch is waited for as long as any of its leases can
-// still use an answer: no lease's wait is cut short by a neighbour's
-// deadline (those leases are lost at their deadlines whatever is in flight).
-// It returns the earliest deadline in the batch too.
-func waitBound(batch []*Lease, sent time.Time, stream bool) (bound, first time.Time) {
-	// In monotonic nanoseconds: a batch has thousands of leases.
-	s := monoNs(sent)
-	var b, d int64
-	for i, l := range batch {
-		dl := monoNs(l.deadline)
-		own := min(dl, s+int64(l.TTL/3))
-		switch {
-		case i == 0:
-			b, d = own, dl
-		case stream:
-			b, d = max(b, own), min(d, dl)
-		default:
-			b, d = min(b, own), min(d, dl)
-		}
-	}
-	if len(batch) == 0 {
-		return time.Time{}, time.Time{}
-	}
-	return epoch.Add(time.Duration(b)), epoch.Add(time.Duration(d))
-}
-
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
 }
 
 func (w *Watchdog) kickLoop() {
