@@ -33,10 +33,17 @@ func RecordRefresh(lease time.Duration) time.Duration { return 4 * lease }
 // recordDue reports whether t's record is to be written by a renewal sent
 // at sent that found the hold alive (res).
 func (e *Engine) recordDue(t *RenewTarget, res watchdog.Result, sent time.Time) bool {
-	if !e.WantsRecord(t) || res.Status != watchdog.Alive {
-		return false
-	}
-	return t.recorded.IsZero() || t.recordRetry.Load() || (!t.Fixed && !sent.Before(t.recordNext))
+	return e.Config.HolderInfo != "" && res.Status == watchdog.Alive && mayRecord(t, sent)
+}
+
+// mayRecord reports whether t's record is to be written by a renewal sent
+// at sent, if the renewal finds the hold alive (with a holder-info
+// payload). The round asks it while it reads the target for its command,
+// and looks at the target again after the replies only if so: a record is
+// due in one renewal of twelve. A record write of an earlier round that
+// gets no answer after this look is due at the target's next renewal.
+func mayRecord(t *RenewTarget, sent time.Time) bool {
+	return t.Item.Info != "" && (t.recorded.IsZero() || t.recordRetry.Load() || (!t.Fixed && !sent.Before(t.recordNext)))
 }
 
 // NoteGrant implements Granted.
@@ -85,13 +92,15 @@ type recordPlan struct {
 // a target again as soon as it is reported, and the next round must see
 // the marks (a round owns its targets until it reports them). sendRecords
 // then writes them, and undoes a mark the server refused.
-func (e *Engine) planRecords(targets []*RenewTarget, calls []renewCall, out []watchdog.Result, sent time.Time) *recordPlan {
+// Only the candidates (cand[c.candFrom:c.candTo] for call c: see
+// mayRecord) are looked at.
+func (e *Engine) planRecords(targets []*RenewTarget, calls []renewCall, cand []int, out []watchdog.Result, sent time.Time) *recordPlan {
 	var p *recordPlan
 	for _, c := range calls {
 		var due []*RenewTarget
 		var recs []scripts.Record
 		var first []bool
-		for _, k := range c.idx {
+		for _, k := range cand[c.candFrom:c.candTo] {
 			t := targets[k]
 			if !e.recordDue(t, out[k], sent) {
 				continue

@@ -42,29 +42,33 @@ type BatchRenewer struct {
 
 // RenewTarget is a watchdog.Lease's Target for a BatchRenewer.
 type RenewTarget struct {
-	wl      watchdog.Lease // the hold's watchdog lease (see Granted)
-	Item    scripts.RenewItem
+	wl watchdog.Lease // the hold's watchdog lease (see Granted)
+	// The fields a renewal round reads of every target follow its lease,
+	// with the round's record bookkeeping: a round touches thousands of
+	// targets scattered over the heap, a cache miss per line.
 	LeaseMs string
 	// Fixed marks a fixed lease: the watchdog hands it over once, a third
 	// of its lease after the grant, for its holder record only (see
 	// RecordHolders); it is never extended.
 	Fixed bool
-	// Granted is when the hold was granted (its acquire's send time): its
-	// record's start.
-	Granted time.Time
 
 	// Owned by the renewal round that carries the target (one at a time).
-	recorded   time.Time // when its record was last written; zero: never
-	recordNext time.Time // when a renewal writes it again
 	// recordRetry: the last record write got no answer; due again.
 	recordRetry atomic.Bool
 	// recordedAt is recorded for readers outside the round (a release):
 	// unix ns of the first record write that got an answer, 0 for none.
 	recordedAt atomic.Int64
+	recorded   time.Time // when its record was last written; zero: never
+	recordNext time.Time // when a renewal writes it again
 	// recordFlight is closed when the last renewal round that carried the
 	// target ended, its record writes answered (see AwaitRecord); nil
 	// before the first.
 	recordFlight atomic.Pointer[chan struct{}]
+
+	Item scripts.RenewItem
+	// Granted is when the hold was granted (its acquire's send time): its
+	// record's start.
+	Granted time.Time
 }
 
 // Renew implements watchdog.Renewer.
@@ -120,6 +124,7 @@ type renewScratch struct {
 	rep     []int // a report's indexes
 	res     []watchdog.Result
 	alive   []bool
+	cand    []int // targets whose record may be due
 }
 
 var renewScratches = sync.Pool{New: func() any { return new(renewScratch) }}
@@ -149,6 +154,9 @@ type renewCall struct {
 	slot    uint16
 	fixed   bool  // fixed leases: no renewal, only their records
 	idx     []int // indexes into the round's targets
+	// cand[candFrom:candTo] of the round are the targets of the call whose
+	// record may be due (see mayRecord).
+	candFrom, candTo int
 }
 
 // renewOn is RenewOn, calling report (if not nil) with the targets of each
@@ -274,32 +282,45 @@ func runRenewCalls(ctx context.Context, e *Engine, script *scripts.RenewScript, 
 	defer close(flight) // after sendRecords: see AwaitRecord
 	// Without a holder-info payload no target wants a record.
 	records := e.Config.HolderInfo != ""
+	cand := sc.cand[:0]
 	var cmds rueidis.Commands
 	var sentCalls []int // indexes into calls of the commands in cmds
 	for i := range calls {
 		c := &calls[i]
+		c.candFrom = len(cand)
 		if c.fixed {
 			for _, k := range c.idx {
 				if t := targets[k]; records {
 					c.await(t, &flight)
+					if mayRecord(t, sent) {
+						cand = append(cand, k)
+					}
 				}
 				out[k] = watchdog.Result{Status: watchdog.Alive} // not renewed: nothing to judge
 			}
+			c.candTo = len(cand)
 			continue
 		}
 		// The command's arguments are read from each target once: the
-		// target's record flight is set in the same look (before the send).
+		// target's record flight is set, and whether its record may be
+		// due noted, in the same look (before the send).
 		item := c.item(targets)
 		if records {
 			item = func(i int) *scripts.RenewItem {
-				t := targets[c.idx[i]]
+				k := c.idx[i]
+				t := targets[k]
 				c.await(t, &flight)
+				if mayRecord(t, sent) {
+					cand = append(cand, k)
+				}
 				return &t.Item
 			}
 		}
 		cmds = append(cmds, script.Command(e.RC, c.leaseMs, len(c.idx), item))
+		c.candTo = len(cand)
 		sentCalls = append(sentCalls, i)
 	}
+	sc.cand = cand[:0]
 	if len(cmds) > 0 {
 		// The SCRIPT LOAD that learns the script's digest goes with the
 		// first call, to its slot's node.
@@ -330,7 +351,7 @@ func runRenewCalls(ctx context.Context, e *Engine, script *scripts.RenewScript, 
 	}
 	var plan *recordPlan
 	if records {
-		plan = e.planRecords(targets, calls, out, sent)
+		plan = e.planRecords(targets, calls, cand, out, sent)
 	}
 	if report != nil {
 		n := 0
