@@ -97,10 +97,15 @@ type recordPlan struct {
 func (e *Engine) planRecords(targets []*RenewTarget, calls []renewCall, cand []int, out []watchdog.Result, sent time.Time) *recordPlan {
 	var p *recordPlan
 	for _, c := range calls {
-		var due []*RenewTarget
-		var recs []scripts.Record
-		var first []bool
-		for _, k := range cand[c.candFrom:c.candTo] {
+		cs := cand[c.candFrom:c.candTo]
+		if len(cs) == 0 {
+			continue
+		}
+		// Sized once: most candidates are due (their holds alive).
+		due := make([]*RenewTarget, 0, len(cs))
+		recs := make([]scripts.Record, 0, len(cs))
+		first := make([]bool, 0, len(cs))
+		for _, k := range cs {
 			t := targets[k]
 			if !e.recordDue(t, out[k], sent) {
 				continue

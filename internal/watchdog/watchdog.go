@@ -13,9 +13,8 @@ import (
 // its own reply only, so a command that fails (an error reply, a slow or
 // unreachable node) makes only the leases it carried Unknown. A Renewer must
 // return when ctx ends; a reply that does not have one Result per lease
-// counts as Unknown for all of them. A Renewer keeps neither leases nor a
-// lease of it past its return (the engine reuses the array for the next
-// round).
+// counts as Unknown for all of them. A Renewer does not keep the leases
+// slice past its return: the engine reuses its array for a later round.
 type Renewer interface {
 	Renew(ctx context.Context, leases []*Lease) []Result
 }
