@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redisync/redisync"
@@ -95,6 +96,7 @@ func (r *runner) holdMany(spec holdSpec) error {
 	const workers = 64
 	var wg sync.WaitGroup
 	errs := make([]error, workers)
+	var retries atomic.Int64
 	taken := time.Now()
 	for g := range workers {
 		wg.Add(1)
@@ -102,7 +104,16 @@ func (r *runner) holdMany(spec holdSpec) error {
 			defer wg.Done()
 			for i := g; i < n; i += workers {
 				locks[i] = rlock.New(c, fmt.Sprintf("bench:wd:%d", i))
-				if err := locks[i].Lock(ctx); err != nil {
+				// A loaded machine may time an acquire out (the server busy
+				// with the renewals of the holds taken so far): try again.
+				var err error
+				for try := 0; try < 5; try++ {
+					if err = locks[i].Lock(ctx); err == nil || !errors.Is(err, context.DeadlineExceeded) {
+						break
+					}
+					retries.Add(1)
+				}
+				if err != nil {
 					errs[g] = err
 					return
 				}
@@ -113,7 +124,7 @@ func (r *runner) holdMany(spec holdSpec) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	fmt.Fprintf(r.log, "   %d holds taken in %v\n", n, time.Since(taken).Round(time.Millisecond))
+	fmt.Fprintf(r.log, "   %d holds taken in %v (%d acquires timed out and were tried again)\n", n, time.Since(taken).Round(time.Millisecond), retries.Load())
 	calls := func() int64 {
 		return commandCalls(ctx, rc, "evalsha") + commandCalls(ctx, rc, "eval")
 	}

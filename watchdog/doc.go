@@ -29,6 +29,21 @@
 // its request was sent, never by resetting a timer after the reply, so a slow
 // reply cannot push the schedule past the lease.
 //
+// # Client cost
+//
+// A round looks at each of its leases a few times — sent, its command
+// built, its result settled — and at each hold's record bookkeeping only
+// when a record may be due (one renewal in twelve). Both orders of the
+// schedule are one heap implementation that compares times kept in its
+// own array, the lease's times are monotonic nanoseconds, and a round
+// reuses the arrays of the rounds before it (its batch, its bucket, its
+// commands' arguments and results), so renewing a hold makes no garbage of
+// its own: with hundreds of megabytes of live holds every collection scans
+// them all, and garbage is what starts collections. What a round still
+// allocates is the client library's: each command's argument list and its
+// reply's array. `make watchdog N=... LEASE=... WINDOW=...` (bench/)
+// measures it: lost holds, client and server CPU, heap per hold, GC.
+//
 // # Outcomes
 //
 // A Renewer reports one Result per lease, and each lease is judged by its
