@@ -106,7 +106,8 @@ func (r *BatchRenewer) renew(ctx context.Context, leases []*watchdog.Lease, repo
 	results := renewOn(ctx, r.e, r.script, targets, report, sc)
 	r.e.ObserveRenewal(r.layout, results, time.Since(sent))
 	if sc != nil {
-		clear(targets) // the pool keeps no hold alive
+		clear(targets) // the pool keeps no hold, and no error, alive
+		clear(sc.out)
 		sc.targets = targets[:0]
 		renewScratches.Put(sc)
 		return nil
