@@ -46,12 +46,16 @@ if not KEYS[7] and ARGV[2] == '1' then
   -- sem_shape accepts, whose last token, if any, is a decimal in canonical
   -- form, as lib.lua's grant_free compares it), so no holder needs taking
   -- back, no waiter dropping or waking. The first write (the
-  -- configuration's token) needs no ACL check; the four after it use two
-  -- more commands, ZADD and PEXPIRE, checked once each: Redis checked
-  -- every key of the call against the ACL for EVALSHA (read and write),
-  -- so what is left to deny is a command (docs/guarantees.md, ACL). It
-  -- calls no helper: anything else falls through to the rare paths, before
-  -- any write, which check it all again and answer it.
+  -- configuration's token) needs no ACL check, and the permit's HSET none
+  -- either: HSET is the command the first write ran, and an ACL that
+  -- allows it on the configuration and not on the permits hash (a Redis 7
+  -- selector) leaves only the configuration written, as any acquire writes
+  -- it (docs/guarantees.md, "Semaphore: ACL checks of the common
+  -- acquire"). The ZADD and the two PEXPIREs are checked: denied after the
+  -- permit's HSET, they would leave a key without expiry, which no script
+  -- takes for the semaphore's again. It calls no helper: anything else
+  -- falls through to the rare paths, before any write, which check it all
+  -- again and answer it.
   local e = redis.call('exists', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
   local cap, last = e == 0 and ARGV[1], nil
   if e == 1 then
@@ -63,7 +67,7 @@ if not KEYS[7] and ARGV[2] == '1' then
     end
   end
   local acl = redis.acl_check_cmd
-  if cap and (not acl or (acl('zadd', KEYS[2]) and acl('pexpire', KEYS[2]))) then
+  if cap and (not acl or (acl('zadd', KEYS[2]) and acl('pexpire', KEYS[2]) and acl('pexpire', KEYS[3]))) then
     local now = redis.call('time') -- server time in µs, in decimal:
     local now_us = #now[2] == 6 and now[1] .. now[2] or now[1] .. string.sub('00000' .. now[2], -6)
     local t = now_us -- the token: now, or one more than the last one

@@ -46,7 +46,10 @@
 -- them. Judged by a lower bound of the permit's expiry, a renewal can
 -- only write sooner. Each permit's periods begin at its own phase (one of
 -- PHASES, from its id's last character), so that the holds of a Client,
--- renewed in the same rounds, raise their keys' expiry in different ones.
+-- renewed in the same rounds, raise their keys' expiry in different ones:
+-- ten, as a permit id ends in a decimal (the Client's sequence number), so
+-- that each phase has a tenth of the holds and any few rounds raise about
+-- as many.
 -- A permits key is written only when it is a hash holding this permit
 -- (HEXISTS through pcall); anything else there is not this semaphore's
 -- and is left alone.
@@ -58,7 +61,7 @@
 -- the ZADDs, which move scores and grow nothing, run under OOM too.
 -- Globals cost a lookup each (about 120 instructions): read through locals.
 local redis, KEYS, ARGV = redis, KEYS, ARGV
-local PHASES = 8
+local PHASES = 10
 local lease = tonumber(ARGV[1])
 local holders_prefix, permits_prefix = ARGV[2], ARGV[3]
 local now = redis.call('time')
