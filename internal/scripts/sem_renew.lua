@@ -111,7 +111,7 @@ end
 
 -- Raise the expiry of permit id's keys (the holders zset at key, which
 -- holds it, and its permits hash) to SEM_HORIZON leases.
-local function extend(key, id)
+local function raise(key, id)
   redis.call('pexpire', key, horizon_arg, 'GT')
   local permits = permits_prefix .. string.sub(key, #holders_prefix + 1)
   if redis.pcall('hexists', permits, id) == 1 then
@@ -120,7 +120,7 @@ local function extend(key, id)
 end
 
 redis.pcall('pexpire', KEYS[1], '0', 'GT')
-local pcall, byte = redis.pcall, string.byte
+local pcall, byte, type = redis.pcall, string.byte, type
 local alive = {}
 for i = 1, #KEYS do
   local key, j = KEYS[i], 2 * i + 2
@@ -135,7 +135,10 @@ for i = 1, #KEYS do
   end
   local reply = 0
   if known then
-    local moved = checked(pcall('zadd', key, 'XX', 'GT', 'CH', expiry_arg, id))
+    local moved = pcall('zadd', key, 'XX', 'GT', 'CH', expiry_arg, id)
+    if type(moved) ~= 'number' then -- an error reply
+      moved = checked(moved)
+    end
     if moved == 1 then
       reply = expiry
     elseif moved == 0 then
@@ -144,7 +147,7 @@ for i = 1, #KEYS do
       reply = expiry_of(key, id) or 0
     end
     if due and reply ~= 0 then
-      extend(key, id)
+      raise(key, id)
     end
   end
   alive[i] = reply
