@@ -58,7 +58,7 @@ func runDistinct(rounds int, dur time.Duration, only []string, profile string) e
 			return &bareLocker{rc: rc, k: bareKeys(key), owner: "owner:" + strconv.Itoa(n)}
 		}, rc.Close, nil
 	}}
-	fmt.Printf("| round | goroutines | contender | pairs/s | ratio to limit | client µs/pair | server µs/pair | client writes/pair |\n|---|---|---|---|---|---|---|---|\n")
+	fmt.Printf("| round | goroutines | contender | pairs/s | ratio to limit | by CPU | client µs/pair | server µs/pair | client writes/pair |\n|---|---|---|---|---|---|---|---|---|\n")
 	for round := 1; round <= rounds; round++ {
 		if err := r.sequentialCPU(append([]contender{bare}, cs...)); err != nil {
 			return err
@@ -68,7 +68,7 @@ func runDistinct(rounds int, dur time.Duration, only []string, profile string) e
 			if err != nil {
 				return err
 			}
-			fmt.Printf("| %d | %d | %s | %.0f | | %.1f | %.1f | %.2f |\n", round, g, bare.Name, before.ops, before.client, before.server, before.writes)
+			fmt.Printf("| %d | %d | %s | %.0f | | | %.1f | %.1f | %.2f |\n", round, g, bare.Name, before.ops, before.client, before.server, before.writes)
 			for _, c := range cs {
 				m, err := r.distinctRun(c, g, dur)
 				if err != nil {
@@ -79,8 +79,10 @@ func runDistinct(rounds int, dur time.Duration, only []string, profile string) e
 					return err
 				}
 				limit := (before.ops + after.ops) / 2
-				fmt.Printf("| %d | %d | %s | %.0f | %.2f | %.1f | %.1f | %.2f |\n", round, g, c.Name, m.ops, m.ops/limit, m.client, m.server, m.writes)
-				fmt.Printf("| %d | %d | %s | %.0f | | %.1f | %.1f | %.2f |\n", round, g, bare.Name, after.ops, after.client, after.server, after.writes)
+				limitCPU := (before.client + before.server + after.client + after.server) / 2
+				fmt.Printf("| %d | %d | %s | %.0f | %.2f | %.2f | %.1f | %.1f | %.2f |\n", round, g, c.Name, m.ops, m.ops/limit,
+					limitCPU/(m.client+m.server), m.client, m.server, m.writes)
+				fmt.Printf("| %d | %d | %s | %.0f | | | %.1f | %.1f | %.2f |\n", round, g, bare.Name, after.ops, after.client, after.server, after.writes)
 				before = after
 			}
 		}
