@@ -8,6 +8,7 @@
 //	cd bench && go run . -quick   # a one-minute subset (what CI runs)
 //	cd bench && go run . -cost    # server instructions per operation (callgrind)
 //	cd bench && go run . -cost -fn  # the same pairs by FCALL of a Functions library
+//	cd bench && go run . -distinct  # scenario 2 alone, each run between two of the limit (~1 min)
 //
 // It prints a markdown table to stdout and writes results.json and
 // chart.svg (the README embeds the chart).
@@ -34,9 +35,20 @@ func main() {
 	quick := flag.Bool("quick", false, "a one-minute subset (fewer sizes, shorter runs)")
 	out := flag.String("out", ".", "directory for results.json and chart.svg")
 	cost := flag.Bool("cost", false, "the server-cost scenario alone: redis-server instructions per operation under callgrind (make cost)")
-	only := flag.String("only", "", "with -cost: the primitives to count, comma-separated name prefixes (\"rwlock,semaphore\"); the reference rows always run")
+	only := flag.String("only", "", "with -cost or -distinct: the primitives to count, comma-separated name prefixes (\"rwlock,semaphore\"); the reference rows always run")
 	fn := flag.Bool("fn", false, "with -cost: the Functions experiment (issue 24): the rlock, rwlock read and bare pairs by EVALSHA and by FCALL of a library, and FUNCTION LOAD's cost")
+	distinct := flag.Bool("distinct", false, "scenario 2 alone (distinct keys, 64 and 1,024 goroutines, the redisync primitives; -only picks them): each run between two of the limit, with client and server CPU per pair")
+	rounds := flag.Int("rounds", 1, "with -distinct: how many times to repeat it")
+	dur := flag.Duration("dur", 2*time.Second, "with -distinct: the length of each run")
+	profile := flag.String("cpuprofile", "", "with -distinct: write this process's CPU profile (the client side) to this file")
 	flag.Parse()
+	if *distinct {
+		if err := runDistinct(*rounds, *dur, strings.Split(*only, ","), *profile); err != nil {
+			fmt.Fprintln(os.Stderr, "bench -distinct:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *cost && *fn {
 		if err := runFnCost(); err != nil {
 			fmt.Fprintln(os.Stderr, "bench -cost -fn:", err)
