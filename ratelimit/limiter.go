@@ -62,7 +62,8 @@ type Result struct {
 // New returns a limiter named name admitting rate per identity key, with
 // bursts of up to burst events. It does no I/O. It panics on a nil client
 // or an invalid option. A name that cannot be used (empty, longer than
-// lockopt's MaxNameLength) makes every method return
+// lockopt's MaxNameLength, one every primitive refuses: see
+// redisync.ErrInvalidName) makes every method return
 // redisync.ErrInvalidName; a rate or a burst that cannot be used makes
 // every method return an *ArgError (ErrInvalidRate, ErrInvalidBurst) —
 // both before any I/O. Limiters of one name must agree on rate and burst:
@@ -80,6 +81,11 @@ func New(c *redisync.Client, name string, rate Rate, burst int, opts ...Option) 
 		return l
 	case len(name) > lockopt.MaxNameLength:
 		l.err = fmt.Errorf("ratelimit: limiter name of %d bytes exceeds MaxNameLength (%d): %w", len(name), lockopt.MaxNameLength, errs.ErrInvalidName)
+		return l
+	case keys.Reserved(name) != "":
+		// No key of the limiter's could meet another's (keys.Rate), but a
+		// name every primitive refuses is refused here too.
+		l.err = fmt.Errorf("ratelimit: name %q %s: %w", name, keys.Reserved(name), errs.ErrInvalidName)
 		return l
 	}
 	us, err := rate.intervalUs()
