@@ -50,6 +50,13 @@ func (l *Limiter) Wait(ctx context.Context, key string, n int) error {
 	// UndoWait after, so that it can be given back.
 	lctx, cancel := engine.Linger(ctx, engine.UndoWait)
 	defer cancel()
+	if dl, ok := ctx.Deadline(); ok {
+		// The same bound as a deadline too: rueidis gives up a connection
+		// still being dialled by a deadline, not by a cancellation.
+		var dcancel context.CancelFunc
+		lctx, dcancel = context.WithDeadline(lctx, dl.Add(engine.UndoWait))
+		defer dcancel()
+	}
 	d, err := scripts.RateDecide(lctx, l.e.RC, k, &l.limit, int64(n), scripts.RateReserve, longest)
 	if d.Admitted > 0 && l.reserved != nil {
 		l.reserved(key, d)
