@@ -41,7 +41,15 @@ func main() {
 	rounds := flag.Int("rounds", 1, "with -distinct: how many times to repeat it")
 	dur := flag.Duration("dur", 2*time.Second, "with -distinct: the length of each run")
 	profile := flag.String("cpuprofile", "", "with -distinct: write this process's CPU profile (the client side) to this file")
+	rate := flag.Bool("ratelimit", false, "the rate-limit scenario alone (issue 26): accuracy and decisions/s against go-redis/redis_rate, Wait's lateness")
 	flag.Parse()
+	if *rate {
+		if err := runRateLimit(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench -ratelimit:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *distinct {
 		if err := runDistinct(*rounds, *dur, strings.Split(*only, ","), *profile); err != nil {
 			fmt.Fprintln(os.Stderr, "bench -distinct:", err)
