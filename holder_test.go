@@ -226,6 +226,7 @@ func TestForceUnlockRemovesHolderInfo(t *testing.T) {
 func TestCrashedHolderLeavesNoHolderInfoAfterItsLease(t *testing.T) {
 	for _, k := range holdKinds() {
 		t.Run(k.name, func(t *testing.T) {
+			t.Parallel() // each its own name; the sleeps overlap
 			env := locktest.Setup(t)
 			crashed := env.Client(t, redisync.WithWatchdogTimeout(300*time.Millisecond))
 			name := "crash-" + k.name
@@ -281,6 +282,7 @@ func TestForeignDataUnderTheHolderInfoKeyCostsNoHold(t *testing.T) {
 			{"HSET", "", "f", "user data without expiry"},
 		} {
 			t.Run(k.name+"/"+plant[0], func(t *testing.T) {
+				t.Parallel() // each its own name; the sleeps overlap
 				env := locktest.Setup(t, redisync.WithWatchdogTimeout(time.Second))
 				name := "foreign-" + strings.ReplaceAll(k.name, " ", "-")
 				cmd := append([]string{}, plant...)
@@ -308,6 +310,7 @@ func TestForeignDataUnderTheHolderInfoKeyCostsNoHold(t *testing.T) {
 func TestSideKeyOverwrittenDuringAHoldCostsNoHold(t *testing.T) {
 	for _, k := range holdKinds() {
 		t.Run(k.name, func(t *testing.T) {
+			t.Parallel() // each its own name; the sleeps overlap
 			env := locktest.Setup(t, redisync.WithWatchdogTimeout(time.Second))
 			name := "overwritten-" + strings.ReplaceAll(k.name, " ", "-")
 			unlock := k.lock(t, env.C, name)
@@ -639,6 +642,7 @@ func TestHolderInfoOnACluster(t *testing.T) {
 	for _, k := range holdKinds() {
 		for _, name := range []string{"plain", "{tag}:x", "a}b{c}"} {
 			t.Run(k.name+"/"+name, func(t *testing.T) {
+				t.Parallel() // each its own name; the sleeps overlap
 				name := k.name + ":" + name
 				if k.name == "redlock" || k.name == "semaphore" {
 					name = strings.ReplaceAll(name, " ", "-")

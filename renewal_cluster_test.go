@@ -46,6 +46,7 @@ import (
 // internal/teeth/mutants/renew_round_wait.mutant brings the defect
 // back).
 func TestRenewalPausedClusterMasterCostsOnlyItsOwnHolds(t *testing.T) {
+	t.Parallel() // a Cluster of its own
 	clusterShardFault(t, func(t *testing.T, victim *redistest.Server) (undo func()) {
 		victim.Pause()
 		return victim.Resume
@@ -58,6 +59,7 @@ func TestRenewalPausedClusterMasterCostsOnlyItsOwnHolds(t *testing.T) {
 // fix one error reply in the round failed the renewal of every hold on
 // every master.
 func TestRenewalFailingClusterMasterCostsOnlyItsOwnHolds(t *testing.T) {
+	t.Parallel() // a Cluster of its own
 	clusterShardFault(t, func(t *testing.T, victim *redistest.Server) (undo func()) {
 		rc := victim.Client(t)
 		// PEXPIRE: the locks' renewals; ZADD: the semaphore's.

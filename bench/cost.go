@@ -16,6 +16,7 @@ import (
 	"github.com/redisync/redisync/fairlock"
 	"github.com/redisync/redisync/internal/keys"
 	"github.com/redisync/redisync/internal/redistest"
+	"github.com/redisync/redisync/ratelimit"
 	"github.com/redisync/redisync/rlock"
 	"github.com/redisync/redisync/rwlock"
 	"github.com/redisync/redisync/semaphore"
@@ -58,6 +59,22 @@ func redisyncCost(name string, mk func(c *redisync.Client, name string) locker) 
 	}}
 }
 
+// rateCost is two decisions of the rate limiter on a fresh identity (1
+// event an hour, burst 1): the first admits (GET, TIME, SET: the key's
+// first decision), the second is denied (GET, PTTL, TIME) — the
+// "acquire" and "release" halves of the pair.
+func rateCost() costCase {
+	return costCase{name: "ratelimit Allow+Allow (admitted, denied)", open: func(rc rueidis.Client) (func(context.Context, int) (func(context.Context) error, error), func()) {
+		c := redisync.New(rc)
+		l := ratelimit.New(c, "cost", ratelimit.Every(time.Hour), 1)
+		return func(ctx context.Context, i int) (func(context.Context) error, error) {
+			key := strconv.Itoa(i)
+			_, err := l.Allow(ctx, key)
+			return func(ctx context.Context) error { _, err := l.Allow(ctx, key); return err }, err
+		}, func() { c.Close() }
+	}}
+}
+
 // bareCost is a reference pair split into its acquire and release.
 func bareCost(name string, lock func(context.Context, rueidis.Client, bareNames, string) (func(context.Context) error, error)) costCase {
 	return costCase{name: name, open: func(rc rueidis.Client) (func(context.Context, int) (func(context.Context) error, error), func()) {
@@ -74,6 +91,7 @@ func costCases() []costCase {
 		redisyncCost("rwlock read", func(c *redisync.Client, k string) locker { return rwlock.New(c, k).ReadLocker() }),
 		redisyncCost("rwlock write", func(c *redisync.Client, k string) locker { return rwlock.New(c, k).WriteLocker() }),
 		redisyncCost("semaphore(1)", func(c *redisync.Client, k string) locker { return &permitLocker{s: semaphore.New(c, k, 1)} }),
+		rateCost(),
 		bareCost("(a) bare Redisson pair", func(ctx context.Context, rc rueidis.Client, k bareNames, owner string) (func(context.Context) error, error) {
 			return func(ctx context.Context) error { return bareUnlock(ctx, rc, k, owner) }, bareLock(ctx, rc, k, owner)
 		}),

@@ -8,6 +8,7 @@
 //	cd bench && go run . -quick   # a one-minute subset (what CI runs)
 //	cd bench && go run . -cost    # server instructions per operation (callgrind)
 //	cd bench && go run . -cost -fn  # the same pairs by FCALL of a Functions library
+//	cd bench && go run . -distinct  # scenario 2 alone, each run between two of the limit (~1 min)
 //	cd bench && go run . -watchdog 100000:3s:60s  # scenario 5 alone: holds, lease, window (make watchdog)
 //
 // It prints a markdown table to stdout and writes results.json and
@@ -35,8 +36,13 @@ func main() {
 	quick := flag.Bool("quick", false, "a one-minute subset (fewer sizes, shorter runs)")
 	out := flag.String("out", ".", "directory for results.json and chart.svg")
 	cost := flag.Bool("cost", false, "the server-cost scenario alone: redis-server instructions per operation under callgrind (make cost)")
-	only := flag.String("only", "", "with -cost: the primitives to count, comma-separated name prefixes (\"rwlock,semaphore\"); the reference rows always run")
+	only := flag.String("only", "", "with -cost or -distinct: the primitives to count, comma-separated name prefixes (\"rwlock,semaphore\"); the reference rows always run")
 	fn := flag.Bool("fn", false, "with -cost: the Functions experiment (issue 24): the rlock, rwlock read and bare pairs by EVALSHA and by FCALL of a library, and FUNCTION LOAD's cost")
+	distinct := flag.Bool("distinct", false, "scenario 2 alone (distinct keys, 64 and 1,024 goroutines, the redisync primitives; -only picks them): each run between two of the limit, with client and server CPU per pair")
+	rounds := flag.Int("rounds", 1, "with -distinct: how many times to repeat it")
+	dur := flag.Duration("dur", 2*time.Second, "with -distinct: the length of each run")
+	profile := flag.String("cpuprofile", "", "with -distinct: write this process's CPU profile (the client side) to this file")
+	rate := flag.Bool("ratelimit", false, "the rate-limit scenario alone (issue 26): accuracy and decisions/s against go-redis/redis_rate, Wait's lateness")
 	wd := flag.String("watchdog", "", "scenario 5 alone at a chosen size: N:LEASE:WINDOW holds, lease and watched window (100000:3s:60s; make watchdog)")
 	wdProfile := flag.String("wdprofile", "", "with -watchdog: a directory for the client's cpu.pprof and allocs.pprof over the window")
 	flag.Parse()
@@ -48,6 +54,20 @@ func main() {
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench -watchdog:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *rate {
+		if err := runRateLimit(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench -ratelimit:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *distinct {
+		if err := runDistinct(*rounds, *dur, strings.Split(*only, ","), *profile); err != nil {
+			fmt.Fprintln(os.Stderr, "bench -distinct:", err)
 			os.Exit(1)
 		}
 		return

@@ -96,7 +96,11 @@
 // capacity written by something else (one Lua could not hold exactly) makes
 // every method return redisync.ErrWrongKind, and the derived keys must be
 // of their type with an expiry. Nothing is written before every key has
-// been checked and every write command cleared with the ACL.
+// been checked and every write command cleared with the ACL, but for one
+// case a Redis 7 selector can make (docs/guarantees.md, "Semaphore: ACL
+// checks of the common acquire"): an ACL that allows HSET on the
+// configuration and not on the permits hash leaves the configuration
+// written by an acquire that fails.
 //
 // The holders zset and permits hash are always changed together and given
 // the same expiry, five leases after its last write (an acquire, or a

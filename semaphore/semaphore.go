@@ -48,6 +48,7 @@ type Semaphore struct {
 	lease         time.Duration
 	fixed         bool
 	leaseMs       string
+	horizonMs     string // scripts.SemHorizonMs(leaseMs), made once
 	waiterTimeout time.Duration
 	waitMs        string
 }
@@ -86,6 +87,7 @@ func New(c *redisync.Client, name string, permits int, opts ...Option) *Semaphor
 		e: e, name: name, nameErr: nameErr, capErr: capErr,
 		capacity: strconv.Itoa(permits),
 		lease:    lease, fixed: fixed, leaseMs: engine.Millis(lease),
+		horizonMs:     scripts.SemHorizonMs(engine.Millis(lease)),
 		waiterTimeout: o.WaiterTimeout, waitMs: engine.Millis(o.WaiterTimeout),
 		keys: scripts.SemKeys{
 			Sem:        name,

@@ -21,9 +21,8 @@
 // ***), and whatever came from Redis is printed with control characters
 // escaped.
 //
-// The fault harness that used to be `redisync torture` is the command
-// redisync-torture (cmd/redisync-torture): this binary links neither it nor
-// its test servers.
+// The fault harness is a command of its own, redisync-torture
+// (cmd/redisync-torture): this binary links neither it nor its test servers.
 //
 // Exit statuses: CMD's own (run, sem run); 1 error; 2 usage; 75 --wait
 // passed with the lock held by others; 76 lock lost while CMD ran (CMD was

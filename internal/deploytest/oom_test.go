@@ -15,6 +15,7 @@ import (
 	"github.com/redisync/redisync/fairlock"
 	"github.com/redisync/redisync/internal/redistest"
 	"github.com/redisync/redisync/latch"
+	"github.com/redisync/redisync/ratelimit"
 	"github.com/redisync/redisync/rlock"
 	"github.com/redisync/redisync/rwlock"
 	"github.com/redisync/redisync/semaphore"
@@ -95,6 +96,10 @@ func TestAcquiresUnderOOMFailWholeAndLeaveTheKeyspaceUnchanged(t *testing.T) {
 		{"rwlock", func() error { _, err := rwlock.New(c, "oom:rw").TryLock(bg); return err }},
 		{"semaphore", func() error { _, _, err := semaphore.New(c, "oom:s", 2).TryAcquire(bg, 1); return err }},
 		{"latch", func() error { _, err := latch.New(c, "oom:l").TrySetCount(bg, 3); return err }},
+		{"ratelimit", func() error {
+			_, err := ratelimit.New(c, "oom:rl", ratelimit.PerSecond(10), 5).Allow(bg, "k")
+			return err
+		}},
 	}
 	for i, tr := range tries {
 		err := tr.try()

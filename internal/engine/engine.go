@@ -300,17 +300,22 @@ func (e *Engine) bound(ctx context.Context, cancel context.CancelFunc) (context.
 	}
 }
 
-// Own runs f on the calling goroutine as a task the Client owns, with ctx
-// made to end also when Close gives up its tasks: for work whose ctx
-// cannot end (a call made with context.Background()), which Close must
-// still reach — it waits for f for at most CloseTimeout, and then f's
-// round trip ends with ErrGivenUp (see Cause).
-func (e *Engine) Own(ctx context.Context, f func(context.Context)) {
+// Own runs f on the calling goroutine as a task the Client owns, on a
+// context with ctx's values that ends only when Close gives up its tasks:
+// for work whose ctx cannot end (a call made with context.Background(), or
+// the context.WithoutCancel of an Unlock deferred), which Close must still
+// reach — it waits for f for at most CloseTimeout, and then f's round trip
+// ends with ErrGivenUp (see Cause). The context is a detached one (see
+// Detach), which the engine's list of them reaches on Close: with reuse it
+// is reused once f returns, so an Unlock or Lock with such a ctx costs no
+// context of its own — only for f that is done with it when it returns
+// (nothing it started goes on using it, or a context derived from it).
+func (e *Engine) Own(ctx context.Context, reuse bool, f func(context.Context)) {
 	e.tasks.add()
 	defer e.taskDone()
-	octx, cancel := e.bound(context.WithCancel(ctx))
-	defer cancel()
-	f(octx)
+	d := e.detach(ctx, false, reuse)
+	defer d.stop()
+	f(d)
 }
 
 // HoldCount reads an owner's hold count: the integer in field of the hash
@@ -452,7 +457,7 @@ func (s *Settler[T]) Settle(e *Engine, ctx context.Context) (T, bool) {
 	if ctx.Done() == nil {
 		// Nothing else ends it: Close gives it up like a task.
 		var out T
-		e.Own(ctx, func(octx context.Context) { out = s.c.Call(octx) })
+		e.Own(ctx, s.reuse, func(octx context.Context) { out = s.c.Call(octx) })
 		return out, true
 	}
 	if s.replied == nil {

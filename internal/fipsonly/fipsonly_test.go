@@ -16,6 +16,7 @@ import (
 	"github.com/redisync/redisync/internal/redistest"
 	"github.com/redisync/redisync/latch"
 	"github.com/redisync/redisync/multilock"
+	"github.com/redisync/redisync/ratelimit"
 	"github.com/redisync/redisync/redlock"
 	"github.com/redisync/redisync/rlock"
 	"github.com/redisync/redisync/rwlock"
@@ -39,7 +40,7 @@ func lockers(c *redisync.Client, cs []*redisync.Client, round string) map[string
 
 // TestEveryPrimitiveRunsInFIPS140OnlyMode: in FIPS 140-only mode (a program
 // importing redisync panicked at init there) every kind locks, is renewed by
-// its watchdog and unlocks, a latch counts down, and after SCRIPT FLUSH
+// its watchdog and unlocks, a latch counts down, a rate limiter admits, and after SCRIPT FLUSH
 // (NOSCRIPT for every digest learned) all of it works again.
 func TestEveryPrimitiveRunsInFIPS140OnlyMode(t *testing.T) {
 	require.True(t, fips140.Enforced(), "the test binary runs in FIPS 140-only mode")
@@ -83,5 +84,10 @@ func TestEveryPrimitiveRunsInFIPS140OnlyMode(t *testing.T) {
 		n, err = l.Count(ctx)
 		require.NoError(t, err)
 		require.Zero(t, n)
+		lim := ratelimit.New(cs[0], "rate"+round, ratelimit.Every(time.Hour), 1)
+		res, err := lim.Allow(ctx, "k")
+		require.NoError(t, err)
+		require.Equal(t, 1, res.Allowed)
+		require.NoError(t, lim.Reset(ctx, "k"))
 	}
 }

@@ -126,7 +126,7 @@ func (h *Hold) await(ctx context.Context, j *job) error {
 		h.queue = append(h.queue, j)
 		h.mu.Unlock()
 		// Close waits for it, and gives it up, as for a task.
-		h.cfg.Engine.Own(ctx, func(octx context.Context) {
+		h.cfg.Engine.Own(ctx, !h.cfg.OutlivesCtx, func(octx context.Context) {
 			h.op.Lock()
 			_ = h.drain(octx)
 			h.op.Unlock()

@@ -388,7 +388,7 @@ func ourType(k string) string {
 		keys.FairQueuePrefix: "zset", keys.FairHeartbeatPrefix: "zset", keys.RWWritersPrefix: "zset",
 		keys.SemHoldersPrefix: "zset", keys.SemQueuePrefix: "zset", keys.SemHeartbeatPrefix: "zset",
 		keys.SemPermitsPrefix: "hash", keys.LockTokenPrefix: "string", keys.RedlockTokenPrefix: "string",
-		keys.HolderInfoPrefix: "hash", keys.RWTokenPrefix: "string",
+		keys.HolderInfoPrefix: "hash", keys.RWTokenPrefix: "string", keys.RatePrefix: "string",
 	} {
 		if strings.HasPrefix(k, prefix+":") {
 			return typ

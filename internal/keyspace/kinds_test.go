@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/redisync/redisync"
 	"github.com/redisync/redisync/fairlock"
 	"github.com/redisync/redisync/internal/keys"
 	"github.com/redisync/redisync/latch"
+	"github.com/redisync/redisync/ratelimit"
 	"github.com/redisync/redisync/redlock"
 	"github.com/redisync/redisync/rlock"
 	"github.com/redisync/redisync/rwlock"
@@ -26,11 +28,12 @@ const (
 	kSem
 	kRedlock
 	kLatch
+	kRate
 	nKinds
 )
 
 func (k kind) String() string {
-	return [...]string{"rlock", "fairlock", "rwlock-read", "rwlock-write", "semaphore", "redlock", "latch"}[k]
+	return [...]string{"rlock", "fairlock", "rwlock-read", "rwlock-write", "semaphore", "redlock", "latch", "ratelimit"}[k]
 }
 
 // handle is one owner of one primitive on one name, driven through the
@@ -180,10 +183,28 @@ func newHandleWith(c *redisync.Client, k kind, name string, sp spec) *handle {
 		h.force = func(ctx context.Context) error { _, err := l.Delete(ctx); return err }
 		h.inspect = func(ctx context.Context) error { _, err := l.Count(ctx); return err }
 		h.keys = []string{name}
+	case kRate:
+		// A rate limiter named name, asked about the identity name: "held"
+		// is its one event of the hour admitted, released by a Reset. Its
+		// key is its own (keys.Rate), so it meets no other kind on a name.
+		l := ratelimit.New(c, name, ratelimit.Every(time.Hour), 1)
+		h.try = func(ctx context.Context) (bool, error) {
+			res, err := l.Allow(ctx, name)
+			return res.Allowed == 1, err
+		}
+		h.release = func(ctx context.Context) error { return l.Reset(ctx, name) }
+		h.force = func(ctx context.Context) error {
+			return ratelimit.New(c, name, ratelimit.Every(time.Hour), 1).Reset(ctx, name)
+		}
+		h.inspect = func(context.Context) error { return nil } // a limiter has no read-only query
+		h.keys = []string{keys.Rate(name, name)}
 	}
 	return h
 }
 
 // shares reports whether two holds of kinds a and b on one name may be
-// held together: only read holds share.
-func shares(a, b kind) bool { return a == kRead && b == kRead }
+// held together: only read holds share, and a rate limiter's key is apart
+// from every lock's.
+func shares(a, b kind) bool {
+	return a == kRead && b == kRead || (a == kRate) != (b == kRate)
+}

@@ -59,10 +59,23 @@ func (k *SemKeys) list() []string {
 // the prefix followed by the waiter's id.
 func (k *SemKeys) WaiterPrefix() string { return k.Channel + ":" }
 
+// SemHorizonMs is SemHorizon leases of leaseMs (a decimal), in ms: the
+// expiry an acquire gives the holders zset and permits hash (SemAcquire's
+// horizonMs, made once per semaphore, not in the script: a printf of a
+// number costs Redis more than a whole command's argument).
+func SemHorizonMs(leaseMs string) string {
+	ms, err := strconv.ParseInt(leaseMs, 10, 64)
+	if err != nil {
+		panic("scripts: a lease that is no decimal: " + leaseMs)
+	}
+	return strconv.FormatInt(SemHorizon*ms, 10)
+}
+
 // SemAcquire runs sem_acquire.lua; waiterTimeoutMs "0" makes one attempt
-// without queueing. Acquired.Count is n when granted.
-func SemAcquire(ctx context.Context, c rueidis.Client, k *SemKeys, capacity string, n int, id, leaseMs, waiterTimeoutMs, publish string) (Acquired, error) {
-	args := trimDefaults([]string{capacity, strconv.Itoa(n), id, leaseMs, waiterTimeoutMs, publish, ""}, 4, "0", "publish", "")
+// without queueing; horizonMs is SemHorizonMs(leaseMs). Acquired.Count is
+// n when granted.
+func SemAcquire(ctx context.Context, c rueidis.Client, k *SemKeys, capacity string, n int, id, leaseMs, horizonMs, waiterTimeoutMs, publish string) (Acquired, error) {
+	args := trimDefaults([]string{capacity, strconv.Itoa(n), id, leaseMs, horizonMs, waiterTimeoutMs, publish, ""}, 5, "0", "publish", "")
 	res, err := parseAcquired(semAcquire.Exec(ctx, c, k.Unrecorded().list(), args))
 	if res.OK && res.Count == 1 { // the common path's reply, for one permit
 		res.Count = int64(n)

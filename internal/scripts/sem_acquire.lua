@@ -15,9 +15,11 @@
 -- ARGV[2]  n, the permits wanted (>= 1)
 -- ARGV[3]  permit id (unique per acquisition)
 -- ARGV[4]  lease in ms
--- ARGV[5]  waiter timeout in ms; "0" or absent: one attempt, never queue
--- ARGV[6]  "publish" or "spublish" (absent: "publish")
--- ARGV[7]  holder-info payload to record for the permit ("" or absent: none)
+-- ARGV[5]  the holders zset's and permits hash's expiry in ms: SEM_HORIZON
+--          leases (sem.go's SemHorizonMs), made once by the caller
+-- ARGV[6]  waiter timeout in ms; "0" or absent: one attempt, never queue
+-- ARGV[7]  "publish" or "spublish" (absent: "publish")
+-- ARGV[8]  holder-info payload to record for the permit ("" or absent: none)
 --
 -- Reply: {token, n} granted (the token alone, in decimal, on the common
 -- path: one permit); when not, a wait hint in ms (until the first
@@ -38,24 +40,37 @@
 local redis, KEYS, ARGV = redis, KEYS, ARGV
 if not KEYS[7] and ARGV[2] == '1' then
   -- The common path: one permit of a semaphore nobody holds or waits for.
-  -- EXISTS counts the semaphore's keys: none (a new semaphore), or one
-  -- that is its configuration (a capacity with no expiry, as sem_shape
-  -- accepts, whose last token, if any, is a decimal in canonical form, as
-  -- lib.lua's grant_free compares it), so no holder needs taking back, no
-  -- waiter dropping or waking. The first write (the configuration's token) needs no ACL
-  -- check, the four after it one each. It calls no helper: anything else
+  -- EXISTS counts the semaphore's keys: none (a new semaphore, whose
+  -- capacity is New's, a decimal from 1 to MaxPermits as Go checked it),
+  -- or one that is its configuration (a capacity with no expiry, as
+  -- sem_shape accepts, whose last token, if any, is a decimal in canonical
+  -- form, as lib.lua's grant_free compares it), so no holder needs taking
+  -- back, no waiter dropping or waking. The first write (the
+  -- configuration's token) needs no ACL check, and the permit's HSET none
+  -- either: HSET is the command the first write ran, and an ACL that
+  -- allows it on the configuration and not on the permits hash (a Redis 7
+  -- selector) leaves only the configuration written, as any acquire writes
+  -- it (docs/guarantees.md, "Semaphore: ACL checks of the common
+  -- acquire"). The ZADD and the two PEXPIREs are checked: denied after the
+  -- permit's HSET, they would leave a key without expiry, which no script
+  -- takes for the semaphore's again. It calls no helper: anything else
   -- falls through to the rare paths, before any write, which check it all
   -- again and answer it.
   local e = redis.call('exists', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
-  local cfg = e == 1 and redis.pcall('hmget', KEYS[1], 'capacity', 'token')
-  local cap = e == 0 and ARGV[1] or (cfg and cfg[1])
-  if type(cap) == 'string' and string.match(cap, '^%d+$') and #cap <= 16 and tonumber(cap) <= 1e15 and tonumber(cap) >= 1
-      and (e == 0 or ((not cfg[2] or string.match(cfg[2], '^[1-9]%d*$')) and redis.call('pttl', KEYS[1]) == -1))
-      and (not redis.acl_check_cmd or (redis.acl_check_cmd('hset', KEYS[3]) and redis.acl_check_cmd('zadd', KEYS[2])
-        and redis.acl_check_cmd('pexpire', KEYS[2]) and redis.acl_check_cmd('pexpire', KEYS[3]))) then
+  local cap, last = e == 0 and ARGV[1], nil
+  if e == 1 then
+    local cfg = redis.pcall('hmget', KEYS[1], 'capacity', 'token')
+    cap, last = cfg[1], cfg[2]
+    if not (type(cap) == 'string' and string.match(cap, '^%d+$') and #cap <= 16 and tonumber(cap) <= 1e15 and tonumber(cap) >= 1
+        and (not last or string.match(last, '^[1-9]%d*$')) and redis.call('pttl', KEYS[1]) == -1) then
+      cap = nil
+    end
+  end
+  local acl = redis.acl_check_cmd
+  if cap and (not acl or (acl('zadd', KEYS[2]) and acl('pexpire', KEYS[2]) and acl('pexpire', KEYS[3]))) then
     local now = redis.call('time') -- server time in µs, in decimal:
-    local t = #now[2] == 6 and now[1] .. now[2] or now[1] .. string.sub('00000' .. now[2], -6)
-    local last = cfg and cfg[2]
+    local now_us = #now[2] == 6 and now[1] .. now[2] or now[1] .. string.sub('00000' .. now[2], -6)
+    local t = now_us -- the token: now, or one more than the last one
     if last and (#t < #last or (#t == #last and t <= last)) then
       t = string.format('%.0f', tonumber(last) + 1)
     end
@@ -66,10 +81,13 @@ if not KEYS[7] and ARGV[2] == '1' then
       r = redis.pcall('hset', KEYS[1], 'token', t)
     end
     if type(r) == 'number' then
-      local id, lease = ARGV[3], ARGV[4]
+      local id, horizon = ARGV[3], ARGV[5]
       redis.call('hset', KEYS[3], id, '1', 'used', '1')
-      redis.call('zadd', KEYS[2], tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) + tonumber(lease), id)
-      local horizon = string.format('%.0f', SEM_HORIZON * tonumber(lease))
+      -- The lease's expiry in ms, now plus the lease: Lua's arithmetic
+      -- reads the decimals without a call to tonumber, and the number goes
+      -- as a string of %d (Redis 7.0 prints a number argument with a
+      -- printf of 17 digits, which costs more).
+      redis.call('zadd', KEYS[2], string.format('%d', now_us / 1000 + ARGV[4]), id)
       redis.call('pexpire', KEYS[2], horizon)
       redis.call('pexpire', KEYS[3], horizon)
       return t
@@ -88,7 +106,7 @@ do
     return refusal
   end
 end
-local n, id, lease, wait = tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5] or '0')
+local n, id, lease, wait = tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[6] or '0')
 redis.call('hsetnx', KEYS[1], 'capacity', ARGV[1])
 local capacity = tonumber(redis.call('hget', KEYS[1], 'capacity'))
 if n > capacity then
@@ -116,19 +134,19 @@ if capacity - used >= n and (head == nil or head == id) then
   redis.call('hset', KEYS[3], id, n)
   used = redis.call('hincrby', KEYS[3], 'used', n)
   redis.call('zadd', KEYS[2], now_ms + lease, id)
-  expire_at_least(KEYS[2], SEM_HORIZON * lease)
-  expire_at_least(KEYS[3], SEM_HORIZON * lease)
+  expire_at_least(KEYS[2], tonumber(ARGV[5]))
+  expire_at_least(KEYS[3], tonumber(ARGV[5]))
   redis.call('hset', KEYS[1], 'token', string.format('%.0f', token))
   if KEYS[7] then
-    info_record(KEYS[7], id, ARGV[7], lease, false)
+    info_record(KEYS[7], id, ARGV[8], lease, false)
   end
   if capacity - used > 0 then
-    wake_head(KEYS[4], KEYS[6], ARGV[6] or 'publish') -- the next in line may fit too
+    wake_head(KEYS[4], KEYS[6], ARGV[7] or 'publish') -- the next in line may fit too
   end
   return {token, n}
 end
 if (freed > 0 or dropped) and capacity - used > 0 then
-  wake_head(KEYS[4], KEYS[6], ARGV[6] or 'publish')
+  wake_head(KEYS[4], KEYS[6], ARGV[7] or 'publish')
 end
 if wait > 0 then
   join_queue(KEYS[4], KEYS[5], id, now, now_ms, wait)

@@ -17,17 +17,27 @@ local redis, KEYS, ARGV = redis, KEYS, ARGV
 if not KEYS[7] then
   -- The common path: the release of the only holder of a semaphore nobody
   -- waits for. Its permits hash names it and counts no other permit, the
-  -- holders zset has it alone (the two are always written together), and
-  -- EXISTS finds no queue: one DEL of both is the release, the one write
-  -- (no ACL check needed). It calls no helper: anything else falls through
-  -- to the rare paths, before any write.
+  -- holders zset has it alone (ZSCORE: a zset holding it; ZCARD: nothing
+  -- else; the two keys are always written together), and EXISTS finds no
+  -- queue: one DEL of both is the release, the one write (no ACL check
+  -- needed). It calls no helper: anything else falls through to the rare
+  -- paths, before any write.
   local v = redis.pcall('hmget', KEYS[3], ARGV[1], 'used')
   if v[1] and v[1] == v[2] then
-    local h = redis.pcall('zrange', KEYS[2], 0, -1, 'withscores')
-    if h[1] == ARGV[1] and not h[3] and redis.call('exists', KEYS[4], KEYS[5]) == 0 then
+    local expiry = redis.pcall('zscore', KEYS[2], ARGV[1])
+    if type(expiry) == 'string' and redis.call('zcard', KEYS[2]) == 1 and redis.call('exists', KEYS[4], KEYS[5]) == 0 then
       local now = redis.call('time')
       if type(redis.pcall('del', KEYS[2], KEYS[3])) == 'number' then
-        if tonumber(h[2]) <= tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) then
+        -- Expired when the expiry (ms) is not after now: expiry .. '000'
+        -- against now in µs, both decimals, which compare as strings when
+        -- of one length (no number to parse).
+        local us = #now[2] == 6 and now[1] .. now[2] or now[1] .. string.sub('00000' .. now[2], -6)
+        local e = expiry .. '000'
+        if #e == #us then
+          if e <= us then
+            return 2
+          end
+        elseif tonumber(expiry) * 1000 <= tonumber(us) then
           return 2
         end
         return 1

@@ -46,7 +46,10 @@
 -- them. Judged by a lower bound of the permit's expiry, a renewal can
 -- only write sooner. Each permit's periods begin at its own phase (one of
 -- PHASES, from its id's last character), so that the holds of a Client,
--- renewed in the same rounds, raise their keys' expiry in different ones.
+-- renewed in the same rounds, raise their keys' expiry in different ones:
+-- ten, as a permit id ends in a decimal (the Client's sequence number), so
+-- that each phase has a tenth of the holds and any few rounds raise about
+-- as many.
 -- A permits key is written only when it is a hash holding this permit
 -- (HEXISTS through pcall); anything else there is not this semaphore's
 -- and is left alone.
@@ -58,7 +61,7 @@
 -- the ZADDs, which move scores and grow nothing, run under OOM too.
 -- Globals cost a lookup each (about 120 instructions): read through locals.
 local redis, KEYS, ARGV = redis, KEYS, ARGV
-local PHASES = 8
+local PHASES = 10
 local lease = tonumber(ARGV[1])
 local holders_prefix, permits_prefix = ARGV[2], ARGV[3]
 local now = redis.call('time')
@@ -108,7 +111,7 @@ end
 
 -- Raise the expiry of permit id's keys (the holders zset at key, which
 -- holds it, and its permits hash) to SEM_HORIZON leases.
-local function extend(key, id)
+local function raise(key, id)
   redis.call('pexpire', key, horizon_arg, 'GT')
   local permits = permits_prefix .. string.sub(key, #holders_prefix + 1)
   if redis.pcall('hexists', permits, id) == 1 then
@@ -117,7 +120,7 @@ local function extend(key, id)
 end
 
 redis.pcall('pexpire', KEYS[1], '0', 'GT')
-local pcall, byte = redis.pcall, string.byte
+local pcall, byte, type = redis.pcall, string.byte, type
 local alive = {}
 for i = 1, #KEYS do
   local key, j = KEYS[i], 2 * i + 2
@@ -132,7 +135,10 @@ for i = 1, #KEYS do
   end
   local reply = 0
   if known then
-    local moved = checked(pcall('zadd', key, 'XX', 'GT', 'CH', expiry_arg, id))
+    local moved = pcall('zadd', key, 'XX', 'GT', 'CH', expiry_arg, id)
+    if type(moved) ~= 'number' then -- an error reply
+      moved = checked(moved)
+    end
     if moved == 1 then
       reply = expiry
     elseif moved == 0 then
@@ -141,7 +147,7 @@ for i = 1, #KEYS do
       reply = expiry_of(key, id) or 0
     end
     if due and reply ~= 0 then
-      extend(key, id)
+      raise(key, id)
     end
   end
   alive[i] = reply

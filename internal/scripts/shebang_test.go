@@ -24,6 +24,7 @@ var oomClass = map[string]string{
 	"sem_acquire.lua":           shebangWrite,
 	"holder_record.lua":         shebangWrite, // a record is worth less than the memory
 	"sem_state.lua":             shebangWrite, // creates the semaphore's configuration
+	"rate_decide.lua":           shebangWrite, // an admission may create the identity's key
 	// Reads only.
 	"latch_count.lua": shebangRead,
 	"lock_read.lua":   shebangRead,
@@ -51,6 +52,8 @@ var oomClass = map[string]string{
 	"sem_force_release.lua":          "",
 	"sem_release.lua":                "",
 	"sem_renew.lua":                  "",
+	"rate_give_back.lua":             "", // a release: refused only by a growing SET, which keeps the reservation
+	"rate_reset.lua":                 "",
 }
 
 // libraries are prepended to scripts and must carry no shebang.

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/redisync/redisync/internal/redistest"
 )
@@ -39,11 +40,16 @@ var ciTier = map[string][]string{
 // The CI tier: each primitive under its scenarios for a few seconds with a
 // fixed seed, gating on the NEVER classes. Leases are generous against the
 // critical sections (a 2-core CI box stalls for 100 ms and more).
+//
+// Two scenarios run at once (go test's -parallel, GOMAXPROCS here), each
+// with servers of its own — lock servers and resource — so that one's faults
+// and names never reach the other.
 func TestNeverClassesHoldUnderEveryScenario(t *testing.T) {
-	resource := redistest.Start(t)
 	for _, prim := range Primitives {
 		for _, sc := range ciTier[prim] {
 			t.Run(prim+"/"+sc, func(t *testing.T) {
+				t.Parallel()
+				resource := redistest.Start(t)
 				cfg := Config{
 					Primitive: prim, ResourceAddr: resource.Addr(),
 					Scenario: sc, Workers: 6, Names: 2, Duration: 2 * time.Second,
@@ -143,14 +149,25 @@ func TestChildProcessesStoppedAndKilled(t *testing.T) {
 func TestHarnessDetectsAPausedHolder(t *testing.T) {
 	lock, resource := redistest.Start(t), redistest.Start(t)
 	const seeds = 10
-	detected, rejected := 0, 0
+	// Two seeds at once (each its own names): a run mostly waits on its
+	// pauses and leases.
+	reps := make([]*Report, seeds)
+	var g errgroup.Group
+	g.SetLimit(2)
 	for seed := range uint64(seeds) {
-		rep, err := Run(context.Background(), Config{
-			LockAddrs: []string{lock.Addr()}, ResourceAddr: resource.Addr(),
-			Scenario: "holder-pause", Workers: 4, Names: 1, Duration: 1500 * time.Millisecond,
-			Lease: 200 * time.Millisecond, Hold: 2 * time.Millisecond, Seed: 100 + seed,
+		g.Go(func() error {
+			rep, err := Run(context.Background(), Config{
+				LockAddrs: []string{lock.Addr()}, ResourceAddr: resource.Addr(),
+				Scenario: "holder-pause", Workers: 4, Names: 1, Duration: 1500 * time.Millisecond,
+				Lease: 200 * time.Millisecond, Hold: 2 * time.Millisecond, Seed: 100 + seed,
+			})
+			reps[seed] = rep
+			return err
 		})
-		require.NoError(t, err)
+	}
+	require.NoError(t, g.Wait())
+	detected, rejected := 0, 0
+	for seed, rep := range reps {
 		if rep.Overlaps > 0 {
 			detected++
 		}
