@@ -102,6 +102,14 @@ func costCases() []costCase {
 		bareCost("(c) SET NX PX + DEL", func(ctx context.Context, rc rueidis.Client, k bareNames, owner string) (func(context.Context) error, error) {
 			return func(ctx context.Context) error { return nativeUnlock(ctx, rc, k) }, nativeLock(ctx, rc, k, owner)
 		}),
+		bareCost("(e) bare Redisson rwlock read pair", func(ctx context.Context, rc rueidis.Client, k bareNames, owner string) (func(context.Context) error, error) {
+			rw := rwKeys(k.lock)
+			return func(ctx context.Context) error { return bareReadUnlock(ctx, rc, rw, owner) }, bareReadLock(ctx, rc, rw, owner)
+		}),
+		bareCost("(f) bare Redisson rwlock write pair", func(ctx context.Context, rc rueidis.Client, k bareNames, owner string) (func(context.Context) error, error) {
+			rw := rwKeys(k.lock)
+			return func(ctx context.Context) error { return bareWriteUnlock(ctx, rc, rw, owner) }, bareWriteLock(ctx, rc, rw, owner)
+		}),
 	}
 }
 
@@ -240,21 +248,39 @@ func callMark(mark func(int, int) error, counts func() (int, int)) error {
 	return mark(counts())
 }
 
-// bareRenewals takes costHolds locks with the bare acquire and renews them
-// rounds times with the bare renewal script, in batches of the size the
+// refRenewal is a reference renewal: how it takes a hold on a free name,
+// and how it renews a batch of them.
+type refRenewal struct {
+	name  string
+	lock  func(ctx context.Context, rc rueidis.Client, name, owner string) error
+	renew func(ctx context.Context, rc rueidis.Client, locks, owners []string) error
+}
+
+// refRenewals are (d), Redisson's RLock renewal (and its write lock's),
+// and (g), its read lock's.
+var refRenewals = []refRenewal{
+	{"(d) bare renewal", func(ctx context.Context, rc rueidis.Client, name, owner string) error {
+		return bareLock(ctx, rc, bareKeys(name), owner)
+	}, bareRenewBatch},
+	{"(g) bare Redisson rwlock read renewal", func(ctx context.Context, rc rueidis.Client, name, owner string) error {
+		return bareReadLock(ctx, rc, rwKeys(name), owner)
+	}, bareReadRenewBatch},
+}
+
+// bareRenewals takes costHolds locks with ref's acquire and renews them
+// rounds times with its renewal script, in batches of the size the
 // watchdog's batches had (batch).
-func bareRenewals(batch int) renewRun {
+func bareRenewals(ref refRenewal, batch int) renewRun {
 	return func(ctx context.Context, rc rueidis.Client, rounds int, mark func(renewed, batches int) error) (int, int, error) {
 		locks := make([]string, costHolds)
 		owners := make([]string, costHolds)
 		for i := range locks {
-			k := bareKeys(costName(i))
-			locks[i], owners[i] = k.lock, "owner:cost"
-			if err := bareLock(ctx, rc, k, owners[i]); err != nil {
+			locks[i], owners[i] = costName(i), "owner:cost"
+			if err := ref.lock(ctx, rc, locks[i], owners[i]); err != nil {
 				return 0, 0, err
 			}
 		}
-		if err := bareRenewBatch(ctx, rc, locks[:1], owners[:1]); err != nil { // loads the script
+		if err := ref.renew(ctx, rc, locks[:1], owners[:1]); err != nil { // loads the script
 			return 0, 0, err
 		}
 		renewed, batches := 0, 0
@@ -265,7 +291,7 @@ func bareRenewals(batch int) renewRun {
 		for range rounds {
 			for i := 0; i < len(locks); i += batch {
 				j := min(i+batch, len(locks))
-				if err := bareRenewBatch(ctx, rc, locks[i:j], owners[i:j]); err != nil {
+				if err := ref.renew(ctx, rc, locks[i:j], owners[i:j]); err != nil {
 					return 0, 0, err
 				}
 				renewed += j - i

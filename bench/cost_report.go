@@ -62,11 +62,16 @@ func runCost(only []string) error {
 		if batch == 0 { // rlock's was not counted
 			batch = costHolds
 		}
-		bare, err := bareRenewalRow(ctx, batch)
-		if err != nil {
-			return err
+		for _, ref := range refRenewals {
+			if !costSelected(ref.name, only) {
+				continue
+			}
+			bare, err := bareRenewalRow(ctx, ref, batch)
+			if err != nil {
+				return err
+			}
+			renewals = append(renewals, bare)
 		}
-		renewals = append(renewals, bare)
 	}
 	fmt.Print(costMarkdown(rows, renewals, idle, time.Since(started)))
 	return nil
@@ -104,11 +109,12 @@ func pairRow(ctx context.Context, c costCase, idle float64) (costRow, error) {
 }
 
 // costSelected says whether -only selects the case: a reference row (its
-// name starts with "(") always, a primitive when its name starts with one
-// of only's prefixes (every primitive when only is empty).
+// name starts with "(") always, but the read-write lock's (their names
+// say "rwlock") only with rwlock; a primitive when its name starts with
+// one of only's prefixes (every primitive when only is empty).
 func costSelected(name string, only []string) bool {
 	if strings.HasPrefix(name, "(") {
-		return true
+		return !strings.Contains(name, "rwlock") || costSelected("rwlock", only)
 	}
 	for _, p := range only {
 		if p = strings.TrimSpace(p); p == "" && len(only) == 1 || p != "" && strings.HasPrefix(name, p) {
@@ -188,10 +194,10 @@ func watchdogRow(ctx context.Context, rc renewalCase, idle float64) (costRow, in
 
 // bareRenewalRow measures the bare renewal script as the difference of two
 // runs of costRenewalRuns rounds over costHolds holds, in batches of batch.
-func bareRenewalRow(ctx context.Context, batch int) (costRow, error) {
-	const name = "(d) bare renewal"
+func bareRenewalRow(ctx context.Context, ref refRenewal, batch int) (costRow, error) {
+	name := ref.name
 	fmt.Fprintf(os.Stderr, "== %s\n", name)
-	run := bareRenewals(batch)
+	run := bareRenewals(ref, batch)
 	var ins [2]int64
 	var renewed [2]int
 	for i, rounds := range costRenewalRuns {
@@ -226,24 +232,24 @@ func costMarkdown(rows, renewals []costRow, idle float64, took time.Duration) st
 	if len(renewals) > 0 {
 		fmt.Fprintf(&b, " The watchdog's renewals are counted inside one run per primitive: %d holds with a %v lease, "+
 			"the counters zeroed after the first renewal batch and its holder records and dumped once %d more batches are reported (rlock: %s), less the idle server's share; "+
-			"the bare renewal (d) renews as many bare holds, in %s (rlock's mean), as the difference of %d and %d rounds.",
+			"the reference renewals ((d), and (g) with rwlock) renew as many bare holds, in %s (rlock's mean), as the difference of %d and %d rounds.",
 			costHolds, costLease, costRounds, renewals[0].note, renewals[len(renewals)-1].note, costRenewalRuns[0], costRenewalRuns[1])
 	} else {
 		b.WriteString(" (No renewal rows: callgrind_control could not reach the server.)")
 	}
 	b.WriteString("\n\n")
-	var a costRow
-	for _, r := range rows {
-		if strings.HasPrefix(r.name, "(a)") {
-			a = r
+	ref := map[string]float64{}
+	for _, r := range append(rows, renewals...) {
+		if len(r.name) > 3 && r.name[0] == '(' {
+			ref[r.name[:3]] = r.instructions
 		}
 	}
 	b.WriteString("| operation | redis-server instructions | ratio |\n|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s, per pair | %s | %.2f× (a) |\n", r.name, kilo(r.instructions), r.instructions/a.instructions)
+		fmt.Fprintf(&b, "| %s, per pair | %s | %.2f× (a)%s |\n", r.name, kilo(r.instructions), r.instructions/ref["(a)"], against(r, ref))
 	}
 	for _, r := range renewals {
-		fmt.Fprintf(&b, "| %s, per renewed hold | %s | %.2f× (d) |\n", r.name, kilo(r.instructions), r.instructions/renewals[len(renewals)-1].instructions)
+		fmt.Fprintf(&b, "| %s, per renewed hold | %s | %.2f× (d)%s |\n", r.name, kilo(r.instructions), r.instructions/ref["(d)"], against(r, ref))
 	}
 	b.WriteString("\nPer script, from INFO commandstats on a server of its own (server µs are times: noise on a loaded machine; a renewal's script call is a batch):\n\n")
 	b.WriteString("| operation | script | script calls per op | Redis calls per op | server µs per script call | server µs per op |\n|---|---|---|---|---|---|\n")
@@ -259,6 +265,23 @@ func costMarkdown(rows, renewals []costRow, idle float64, took time.Duration) st
 		}
 	}
 	return b.String()
+}
+
+// against is the read-write lock's rows' second ratio, to Redisson's own
+// read-write lock scripts: (e) and (f) its pairs, (g) its read renewal
+// ((d), its RLock renewal, is also its write lock's). "" for other rows,
+// or when the reference was not counted.
+func against(r costRow, ref map[string]float64) string {
+	for _, v := range [][2]string{{"rwlock read renewal", "(g)"}, {"rwlock read", "(e)"}, {"rwlock write renewal", ""}, {"rwlock write", "(f)"}} {
+		if !strings.HasPrefix(r.name, v[0]) {
+			continue
+		}
+		if n := ref[v[1]]; n > 0 {
+			return fmt.Sprintf(", %.2f× %s", r.instructions/n, v[1])
+		}
+		return ""
+	}
+	return ""
 }
 
 func kilo(v float64) string { return fmt.Sprintf("%.1fk", v/1000) }
