@@ -2,15 +2,24 @@
 // one .lua file each, embedded, with one typed Go wrapper per script — live in
 // internal/scripts and export nothing here: the primitives call them, and
 // their key and argument lists are not an API (docs/layout.md is the contract
-// for what they store). Before v0.1.0 the wrappers were exported by accident;
-// the CHANGELOG lists them.
+// for what they store).
 //
-// Each .lua file starts with a header naming its KEYS, ARGV and reply. Scripts
-// run through rueidis's Lua type: EVALSHA with the SHA-1 computed locally, and
-// EVAL when the server answers NOSCRIPT (after SCRIPT FLUSH or a restart), so a
-// flushed script cache costs one extra round trip and is never read as a
-// result. No script here is marked retryable: acquire and release are not
+// Each .lua file starts with a header naming its KEYS, ARGV and reply. A
+// script's first run goes as EVAL together with a SCRIPT LOAD of its text,
+// and the digest Redis answers serves every later EVALSHA (the client
+// computes no SHA-1: redisync runs in FIPS 140-only mode). A node that
+// answers NOSCRIPT (after SCRIPT FLUSH, a restart or a failover) is sent
+// EVAL, so a flushed script cache costs one extra round trip and is never
+// read as a result; a user refused SCRIPT LOAD runs every script by EVAL.
+// No script here is marked retryable: acquire and release are not
 // idempotent on their own, and the callers make them safe to repeat.
+//
+// Each script carries only the helpers of lib.lua and keyspace.lua it calls
+// (Redis runs a script's top level on every call, so an unused helper would
+// cost a closure per call). Its common path — a free name, the only hold —
+// comes first and makes as few Redis calls as the guarantees allow
+// (docs/benchmarks.md, "Call budget"); anything else falls through, before
+// any write, to the rare paths, which check everything again.
 //
 // Rules every script follows:
 //   - it reads and checks before its first write (keyspace.lua): every key it

@@ -98,6 +98,5 @@
 //
 // The engine knows nothing about lock kinds: a Renewer does the I/O. It lives
 // in internal/watchdog and exports nothing here: a Client owns one, and every
-// hold registers with it (before v0.1.0 its types were exported by accident;
-// the CHANGELOG lists them). This package keeps the description.
+// hold registers with it. This package keeps the description.
 package watchdog
