@@ -29,14 +29,10 @@
 // tag; H is N's tag or N itself, so key and name hash alike. (FuzzDerived and
 // TestDerivedIsInjective check both.)
 //
-// Until this layout, our keys were Redisson-style, prefix + ":{N}" for an
-// untagged name and prefix + ":" + N for a tagged one, so "x" and "{x}" shared
-// every key (one fair queue, one semaphore pool). Keys in the old form are not
-// read: a rolling deploy mixing versions on one name sees two independent
-// sets of queues, pools and tokens, so run one version per name (or drain
-// the old one: every such key carries a TTL and vanishes with its users; a
-// semaphore's old holders and permits last one lease). Layouts are not
-// versioned yet.
+// The layout is versioned (docs/layout.md, layout version 1): a change to
+// any key, field or message bumps the version, and a rolling deploy mixes
+// only builds of one version (internal/mixedversion runs v0.1.0 against
+// HEAD).
 //
 // # Redisson's names keep Redisson's rule
 //
