@@ -66,10 +66,9 @@
 // slot's commands go out on their own, since a rueidis DoMulti returns only
 // when every node has answered; a Redlock hold as soon as its votes decide
 // it), and the lease is settled then. A hung command so delays only its own
-// leases. (Before, the batch's results were applied together when its
-// slowest command answered or timed out: a paused master held back the
-// answers of the healthy ones, and a lease near its deadline in that batch
-// was lost although its answer had arrived.) A Renewer that returns all
+// leases: a paused master never holds back the answers of the healthy ones,
+// and a lease near its deadline is not lost while its answer has arrived.
+// A Renewer that returns all
 // results at once is waited for no longer than the earliest deadline in its
 // batch.
 //
@@ -80,9 +79,8 @@
 // RetryJitter (25%), drawn once per failed batch so that the batch's leases
 // stay together and Clients that lost the same server do not retry in step.
 // Until then the lease is in backoff: the TTL/6 batching window does not pull
-// it forward. (It used to: a failed renewal was due again at once, and a
-// Client whose server was down sent renewal scripts, or dial attempts, in a
-// tight loop until the deadlines.) A lease in backoff joins a batch that goes
+// it forward, so a Client whose server is down sends no renewal scripts, or
+// dial attempts, in a tight loop. A lease in backoff joins a batch that goes
 // to its Renewer anyway when its retry is less than half a RetryInterval
 // away, so leases that failed in different batches — every batch fails while
 // a server is down — converge on one round trip per RetryInterval instead of
