@@ -15,9 +15,13 @@ import (
 	"github.com/redisync/redisync/internal/scripts"
 )
 
+// MaxNameLength is the longest limiter name accepted, in bytes, as for
+// every primitive.
+const MaxNameLength = 4096
+
 // MaxKeyLength is the longest identity key accepted, in bytes (as long as
 // the longest lock name: it is sent with every decision).
-const MaxKeyLength = lockopt.MaxNameLength
+const MaxKeyLength = 4096
 
 // MaxHorizon is the longest burst × interval a limiter takes: how far
 // ahead of the server's clock an identity's state may reach (100 years

@@ -8,6 +8,7 @@ import (
 	"github.com/redisync/redisync/fairlock"
 	"github.com/redisync/redisync/internal/engine"
 	"github.com/redisync/redisync/internal/lockopt"
+	"github.com/redisync/redisync/ratelimit"
 	"github.com/redisync/redisync/redlock"
 	"github.com/redisync/redisync/rlock"
 	"github.com/redisync/redisync/rwlock"
@@ -44,6 +45,8 @@ func TestPublicConstantsAreTheCodesValues(t *testing.T) {
 		{"rwlock.MaxNameLength", rwlock.MaxNameLength, lockopt.MaxNameLength},
 		{"semaphore.MaxNameLength", semaphore.MaxNameLength, lockopt.MaxNameLength},
 		{"redlock.MaxNameLength", redlock.MaxNameLength, lockopt.MaxNameLength},
+		{"ratelimit.MaxNameLength", ratelimit.MaxNameLength, lockopt.MaxNameLength},
+		{"ratelimit.MaxKeyLength", ratelimit.MaxKeyLength, lockopt.MaxNameLength},
 		{"rlock.MaxOwnerLength", rlock.MaxOwnerLength, lockopt.MaxOwnerLength},
 		{"fairlock.MaxOwnerLength", fairlock.MaxOwnerLength, lockopt.MaxOwnerLength},
 		{"rwlock.MaxOwnerLength", rwlock.MaxOwnerLength, lockopt.MaxOwnerLength},
