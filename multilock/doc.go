@@ -51,11 +51,11 @@
 //     lost (a watcher goroutine follows the components' Done channels while
 //     the multilock is held; Unlock stops it and waits for it).
 //   - An Unlock releases only the multilock's own holds, the rule of every
-//     lock handle (internal/hold): it takes its hold before it waits for
+//     lock handle: it takes its hold before it waits for
 //     anything, and on a multilock that holds nothing and owes nothing —
 //     also while its Lock's round is in flight — it is ErrNotHeld at once
 //     and sends nothing; the hold that round takes stands.
-//   - Rounds and releases take turns on one op lock (hold.OpLock), and
+//   - Rounds and releases take turns on one op lock, and
 //     every wait for it ends with the waiter's ctx. An Unlock whose ctx ends
 //     there hands its releases to the call in progress, which sends them
 //     before it gives the op lock back.
@@ -74,7 +74,7 @@
 // already held — by another goroutine or by the same code path — waits for
 // its Unlock (bounded by ctx) before any round; TryLock then reports false
 // without I/O. This is the local gate every redisync handle has
-// (internal/hold). When a round is one script, it also passes each
+// (docs/how-it-works.md). When a round is one script, it also passes each
 // component's own gate, as the component's TryLock would: a goroutine that
 // locks a component directly while the multilock holds it waits, and a
 // component held through its own handle makes the round busy. NewReentrant
@@ -110,14 +110,14 @@
 // report contention). New learns it through an internal hook of each lock
 // package; a Locker of your own is asked nothing.
 //
-// # Its hold, and why it is not an internal/hold.Hold
+// # Its hold, and why it is not a lock handle's
 //
 // Every lock handle's hold lifecycle — count, token, Done and Err, watchdog
 // registration, loss, and releases that end the hold locally at once, are
 // sent whatever ctx says and are re-sent, never twice, after a lost reply —
-// lives once, in internal/hold. A multilock uses it through its components
-// (each component is such a hold; a one-script round drives their holds
-// directly with hold.AttemptAll) and shares the gate, but keeps a small
+// is written once, and every lock handle runs it. A multilock uses it
+// through its components (each component is such a hold; a one-script round
+// drives their holds directly) and shares the gate, but keeps a small
 // hold of its own (a count, Done, Err, and the loss watcher) because the
 // rest of that lifecycle has nothing to act on here: a multilock has no
 // Client (its components may live on several, or be any Locker), so no

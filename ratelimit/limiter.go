@@ -66,7 +66,7 @@ type Result struct {
 // New returns a limiter named name admitting rate per identity key, with
 // bursts of up to burst events. It does no I/O. It panics on a nil client
 // or an invalid option. A name that cannot be used (empty, longer than
-// lockopt's MaxNameLength, one every primitive refuses: see
+// MaxNameLength, one every primitive refuses: see
 // redisync.ErrInvalidName) makes every method return
 // redisync.ErrInvalidName; a rate or a burst that cannot be used makes
 // every method return an *ArgError (ErrInvalidRate, ErrInvalidBurst) —

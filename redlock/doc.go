@@ -28,7 +28,7 @@
 //
 // The hold itself — its count, token, Done and Err, its watchdog
 // registration, loss, and the queue of releases that Unlock leaves to
-// finish — is the lifecycle every redisync lock shares (internal/hold);
+// finish — is the lifecycle every redisync lock shares;
 // this package supplies its acquire (the quorum round below) and its
 // release (on every node).
 //

@@ -66,7 +66,7 @@
 //	redisync_lock_token:{H}:N     the last token, kept 10 s after a release (after the
 //	                              token's own time, when the server clock is behind it)
 //
-// Every script first checks what N holds (internal/scripts/keyspace.lua): a hash
+// Every script first checks what N holds (docs/keys-and-permissions.md): a hash
 // with an expiry and no "mode" field is a lock; a read-write lock's hash
 // (with "mode") is busy, so rlock, fairlock and rwlock on one name exclude
 // each other by the hash; anything else — a user's hash without expiry, a
@@ -89,7 +89,7 @@
 // owner id with other handles (or a Redisson client), whose counts mix; it
 // keeps a latch instead: a field "redisync:latch:<handle id>" of N holding
 // its last request id and outcome, which a repeated release replays and
-// the undo of an acquire consults (see internal/hold); it goes with the
+// the undo of an acquire consults; it goes with the
 // handle's last hold. Two handles of one owner thus each release exactly
 // their own holds. The last release DELs N
 // (latch fields go with it) and PUBLISHes "0" (SPUBLISH on a Cluster), which

@@ -157,6 +157,6 @@
 // release publishes "0", which wakes one redisync waiter rather than all
 // (others poll within the Client's MaxPoll); Redisson forms the "{N}" base
 // by "contains '{'", and so does redisync for every name Redisson shares
-// (internal/keys); names like "a{b" are refused on a Cluster. Checked
+// (docs/redisson.md); names like "a{b" are refused on a Cluster. Checked
 // against Redisson itself by interop/ (docs/redisson.md).
 package rwlock

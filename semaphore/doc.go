@@ -36,7 +36,7 @@
 // twice. Acquire never returns a Permit whose lease had already run out by
 // the client's clock when the grant came back (a server stall): that grant
 // is given back and Acquire goes on waiting. A Permit is one hold in the
-// lifecycle every redisync lock shares (internal/hold); each Acquire
+// lifecycle every redisync lock shares; each Acquire
 // returns its own, so there is no handle for goroutines to share. The
 // permits held never exceed the capacity (except transiently after
 // SetPermits lowered it, see below). Each Permit has a fencing token,

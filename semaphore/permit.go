@@ -18,7 +18,7 @@ import (
 // concurrent use.
 //
 // A Permit is a hold of count one in the lifecycle every lock handle shares
-// (internal/hold): its acquire is never abandoned in flight, a grant whose
+// (docs/how-it-works.md): its acquire is never abandoned in flight, a grant whose
 // lease ran out before its reply came is given back, Release ends it
 // locally at once and sends the release whatever ctx says, and a release
 // whose reply was lost is sent again before anything else.
