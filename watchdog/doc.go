@@ -94,7 +94,10 @@
 // it is handed to its Renewer once, a third of its lease after the grant,
 // for its holder record (redisync.HolderInfo), whose outcome is not judged.
 //
-// The engine knows nothing about lock kinds: a Renewer does the I/O. It lives
-// in internal/watchdog and exports nothing here: a Client owns one, and every
-// hold registers with it. This package keeps the description.
+// The engine knows nothing about lock kinds: a Renewer does the I/O. It is
+// internal to this module and exports nothing here: a Client owns one, and
+// every hold registers with it; what a user sets is the Client's
+// (redisync.WithWatchdogTimeout) and what a user sees is each hold's Done
+// and Err, and the Client's Observer events. This package keeps the
+// description.
 package watchdog
