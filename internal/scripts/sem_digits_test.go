@@ -101,3 +101,34 @@ func TestSemScriptsAcrossADigitBoundaryOfTheServerClock(t *testing.T) {
 		}
 	})
 }
+
+// TestSemPermitThroughAServerClockStepBack: the server's clock steps back
+// an hour under a held permit. Renewals keep it (its expiry, now ahead of
+// the clock, is never shortened, and is reported), its keys outlive it
+// all along, an acquire beside it neither takes it back nor reuses a
+// token, and its release answers in time.
+func TestSemPermitThroughAServerClockStepBack(t *testing.T) {
+	srv, clock := redistest.StartShifted(t, 0)
+	rc := srv.Client(t)
+	ctx := context.Background()
+	const lease = 600
+	k := semTestKeys("step:back")
+	first, err := SemAcquire(ctx, rc, k, "3", 1, "p1", strconv.Itoa(lease), SemHorizonMs(strconv.Itoa(lease)), "0", "publish")
+	require.NoError(t, err)
+	require.True(t, first.OK)
+	it := &RenewItem{Key: k.Holders, Owner: "p1"}
+	require.True(t, semRenewOnce(t, rc, strconv.Itoa(lease), it))
+	clock.Step(-time.Hour)
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(lease / 3 * time.Millisecond) {
+		require.True(t, semRenewOnce(t, rc, strconv.Itoa(lease), it), "the step back lost the permit")
+		left := score(t, rc, k, "p1") - serverMs(t, rc)
+		assert.GreaterOrEqual(t, pttl(t, rc, k.Holders), left, "the holders zset outlives the permit")
+		assert.GreaterOrEqual(t, pttl(t, rc, k.Permits), left, "the permits hash outlives the permit")
+	}
+	second, err := SemAcquire(ctx, rc, k, "3", 1, "p2", strconv.Itoa(lease), SemHorizonMs(strconv.Itoa(lease)), "0", "publish")
+	require.NoError(t, err)
+	require.True(t, second.OK)
+	assert.Greater(t, second.Token, first.Token, "a token issued again after the step back")
+	assert.EqualValues(t, SemReleased, func() int64 { n, err := SemRelease(ctx, rc, k, "p1", "publish"); require.NoError(t, err); return n }())
+	assert.EqualValues(t, SemReleased, func() int64 { n, err := SemRelease(ctx, rc, k, "p2", "publish"); require.NoError(t, err); return n }())
+}
