@@ -107,11 +107,20 @@ func TestForceUnlockDeniedTimeLeavesNothingWritten(t *testing.T) {
 		force func(ctx context.Context, c *redisync.Client) error
 	}{
 		{"rlock", func(ctx context.Context, c *redisync.Client) error { return rlock.New(c, "acltime:lock").Lock(ctx) },
-			func(ctx context.Context, c *redisync.Client) error { _, err := rlock.New(c, "acltime:lock").ForceUnlock(ctx); return err }},
+			func(ctx context.Context, c *redisync.Client) error {
+				_, err := rlock.New(c, "acltime:lock").ForceUnlock(ctx)
+				return err
+			}},
 		{"fairlock", func(ctx context.Context, c *redisync.Client) error { return fairlock.New(c, "acltime:lock").Lock(ctx) },
-			func(ctx context.Context, c *redisync.Client) error { _, err := fairlock.New(c, "acltime:lock").ForceUnlock(ctx); return err }},
+			func(ctx context.Context, c *redisync.Client) error {
+				_, err := fairlock.New(c, "acltime:lock").ForceUnlock(ctx)
+				return err
+			}},
 		{"rwlock", func(ctx context.Context, c *redisync.Client) error { return rwlock.New(c, "acltime:lock").Lock(ctx) },
-			func(ctx context.Context, c *redisync.Client) error { _, err := rwlock.New(c, "acltime:lock").ForceUnlock(ctx); return err }},
+			func(ctx context.Context, c *redisync.Client) error {
+				_, err := rwlock.New(c, "acltime:lock").ForceUnlock(ctx)
+				return err
+			}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
