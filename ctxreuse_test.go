@@ -206,3 +206,42 @@ func TestCloseGivesUpManyUncancellableUnlocksOnSharedHandles(t *testing.T) {
 		require.NoError(t, m2.Unlock(context.WithoutCancel(ctx)), "a context given up by the closed Client came back")
 	}
 }
+
+// Close while Acquires and Locks whose ctx cannot end wait — for a full
+// semaphore, a held rlock — and the server stops: each returns, with an
+// error matching ErrClosed, within Close's bound, and no goroutine of the
+// Client is left.
+func TestCloseEndsUncancellableWaitsOnAStoppedServer(t *testing.T) {
+	srv := redistest.Start(t)
+	owner := redisync.New(srv.Client(t))
+	defer owner.Close()
+	ctx := context.Background()
+	_, err := semaphore.New(owner, "reuse:full", 1).Acquire(ctx, 1)
+	require.NoError(t, err)
+	require.NoError(t, rlock.New(owner, "reuse:held").Lock(ctx))
+
+	c := redisync.New(srv.Client(t))
+	errs := make(chan error, 4)
+	for range 2 {
+		go func() { _, err := semaphore.New(c, "reuse:full", 1).Acquire(ctx, 1); errs <- err }()
+		go func() { errs <- rlock.New(c, "reuse:held").Lock(ctx) }()
+	}
+	time.Sleep(300 * time.Millisecond) // all four wait
+	srv.Pause()
+	defer srv.Resume()
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	c.Close()
+	assert.Less(t, time.Since(start), redisync.CloseTimeout+time.Second, "Close outlived its bound")
+	for range 4 {
+		select {
+		case err := <-errs:
+			assert.ErrorIs(t, err, redisync.ErrClosed)
+		case <-time.After(2 * time.Second):
+			t.Fatal("a wait still blocks after Close returned")
+		}
+	}
+	srv.Resume()
+	owner.Close()
+	assert.Empty(t, ourGoroutines(), "goroutines of the Clients left after Close")
+}
