@@ -107,13 +107,15 @@ do
   end
 end
 local n, id, lease, wait = tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[6] or '0')
+-- TIME before the first write: an ACL may deny it (it is only in @fast),
+-- and a denied command after a write would leave that write behind.
+local now = now_us()
+local now_ms = math.floor(now / 1000)
 redis.call('hsetnx', KEYS[1], 'capacity', ARGV[1])
 local capacity = tonumber(redis.call('hget', KEYS[1], 'capacity'))
 if n > capacity then
   return redis.error_reply('TOO_MANY ' .. n .. ' permits requested, capacity is ' .. capacity)
 end
-local now = now_us()
-local now_ms = math.floor(now / 1000)
 if KEYS[7] then
   info_forget_expired(KEYS[7], KEYS[2], now_ms)
 end

@@ -23,10 +23,13 @@ do
   end
 end
 local used = tonumber(redis.call('hget', KEYS[3], 'used') or '0') or 0
+-- TIME before the first write: an ACL may deny it (it is only in @fast),
+-- and a denied command after a write would leave that write behind.
+local now_ms = math.floor(now_us() / 1000)
 redis.call('del', KEYS[2], KEYS[3])
 if KEYS[7] then
   info_drop(KEYS[7], nil, true)
 end
-drop_dead_waiters(KEYS[4], KEYS[5], math.floor(now_us() / 1000))
+drop_dead_waiters(KEYS[4], KEYS[5], now_ms)
 wake_head(KEYS[4], KEYS[6], ARGV[1])
 return used

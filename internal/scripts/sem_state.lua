@@ -27,11 +27,13 @@ do
     return refusal
   end
 end
+-- TIME before the first write: an ACL may deny it (it is only in @fast),
+-- and a denied command after a write would leave that write behind.
+local now_ms = math.floor(now_us() / 1000)
 redis.call('hsetnx', KEYS[1], 'capacity', ARGV[1])
 if ARGV[2] ~= '' then
   redis.call('hset', KEYS[1], 'capacity', ARGV[2])
 end
-local now_ms = math.floor(now_us() / 1000)
 if KEYS[7] then
   info_forget_expired(KEYS[7], KEYS[2], now_ms)
 end

@@ -1,0 +1,66 @@
+package keyspace
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/redisync/redisync"
+	"github.com/redisync/redisync/semaphore"
+)
+
+// TestSemDeniedReadLeavesNothingWritten: every read command the
+// semaphore's scripts run, denied by the ACL (docs/keys-and-permissions.md
+// lists them as needed; a user may still lack one), fails a call without
+// leaving a write of it behind — TestDeniedCommandLeavesNothingBehind
+// denies only the writes.
+func TestSemDeniedReadLeavesNothingWritten(t *testing.T) {
+	t.Skip("defect: the rare paths run reads after their first write: -hget, -pttl, -zrangebyscore, -zrange on acquire two (-pttl leaves the holders zset and permits hash without expiry: WRONGKIND for good), -zrangebyscore, -zrange, -zcard on SetPermits and ForceUnlock; check them in sem_refusal or read before writing")
+	reads := []string{"exists", "hmget", "hget", "pttl", "type", "get", "zrangebyscore", "zrange", "zscore", "zcard", "hexists", "time"}
+	calls := []struct {
+		name  string
+		other bool // another user holds a permit first
+		call  func(ctx context.Context, s *semaphore.Semaphore) error
+	}{
+		{"acquire one", false, func(ctx context.Context, s *semaphore.Semaphore) error { _, _, err := s.TryAcquire(ctx, 1); return err }},
+		{"acquire two", false, func(ctx context.Context, s *semaphore.Semaphore) error { _, _, err := s.TryAcquire(ctx, 2); return err }},
+		{"acquire beside", true, func(ctx context.Context, s *semaphore.Semaphore) error { _, _, err := s.TryAcquire(ctx, 1); return err }},
+		{"capacity", true, func(ctx context.Context, s *semaphore.Semaphore) error { _, err := s.Capacity(ctx); return err }},
+		{"set permits", true, func(ctx context.Context, s *semaphore.Semaphore) error { return s.SetPermits(ctx, 5) }},
+		{"force unlock", true, func(ctx context.Context, s *semaphore.Semaphore) error { _, err := s.ForceUnlock(ctx); return err }},
+	}
+	for _, cmd := range reads {
+		for _, c := range calls {
+			t.Run(fmt.Sprintf("-%s/%s", cmd, c.name), func(t *testing.T) {
+				e := newEnv(t)
+				e.do(t, "FLUSHALL")
+				user := "sem-noread-" + cmd
+				e.do(t, "ACL", "SETUSER", user, "reset", "on", ">pw", "~*", "&*", "+@all", "-"+cmd)
+				t.Cleanup(func() { e.do(t, "ACL", "DELUSER", user) })
+				rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, Username: user, Password: "pw",
+					DisableCache: true, ForceSingleClient: true})
+				require.NoError(t, err)
+				defer rc.Close()
+				cl := redisync.New(rc, redisync.WithHolderInfo(false))
+				defer cl.Close()
+				ctx, cancel := context.WithTimeout(bg(), 10*time.Second)
+				defer cancel()
+				if c.other {
+					_, ok, err := semaphore.New(e.c, "aclread:sem", 3, semaphore.WithLease(time.Minute)).TryAcquire(ctx, 1)
+					require.NoError(t, err)
+					require.True(t, ok)
+				}
+				before := e.snapshot(t)
+				if err := c.call(ctx, semaphore.New(cl, "aclread:sem", 3, semaphore.WithLease(time.Minute))); err == nil {
+					return // the call needs no such read
+				}
+				assert.Empty(t, diff(before, e.snapshot(t)), "the refused call changed Redis: %s", e.describe(t))
+			})
+		}
+	}
+}
