@@ -25,11 +25,14 @@ if refusal then
   return refusal
 end
 local token = tonumber(redis.call('hget', KEYS[1], 'redisync:token') or '0')
+-- TIME before the first write: an ACL may deny it (it is only in @fast),
+-- and a denied command after a write would leave that write behind.
+local now = now_us()
 redis.call('del', KEYS[1])
-keep_token(token, KEYS[4])
+keep_token(token, KEYS[4], now)
 if KEYS[6] then
   info_drop(KEYS[6], nil, true)
 end
-drop_dead_waiters(KEYS[2], KEYS[3], math.floor(now_us() / 1000))
+drop_dead_waiters(KEYS[2], KEYS[3], math.floor(now / 1000))
 wake_head(KEYS[2], KEYS[5], ARGV[1])
 return 1

@@ -32,11 +32,13 @@ local KEEP_TOKEN_MS = 10000
 -- so (SET PX travels as PXAT), so the bound is the same on a promoted
 -- replica: a master that is still up deletes the key by its own clock, and a
 -- replica that takes over keeps it until its clock passes that time.
-local function keep_token(token, token_key)
+-- now, optional, is the server's time in µs as the caller read it (before
+-- its first write, where an ACL that denies TIME must refuse it whole).
+local function keep_token(token, token_key, now)
   if token <= 0 then
     return
   end
-  local ahead_ms = math.ceil((token - now_us()) / 1000)
+  local ahead_ms = math.ceil((token - (now or now_us())) / 1000)
   if ahead_ms < 0 then
     ahead_ms = 0
   end

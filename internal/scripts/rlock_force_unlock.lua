@@ -26,8 +26,11 @@ if refusal then
   return refusal
 end
 local token = tonumber(redis.call('hget', KEYS[1], 'redisync:token') or '0')
+-- TIME before the first write: an ACL may deny it (it is only in @fast),
+-- and a denied command after a write would leave that write behind.
+local now = now_us()
 redis.call('del', KEYS[1])
-keep_token(token, KEYS[3])
+keep_token(token, KEYS[3], now)
 if KEYS[4] then
   info_drop(KEYS[4], nil, true)
 end

@@ -32,10 +32,13 @@ do
   end
 end
 local token = phase_token(KEYS[1], KEYS[4], redis.call('hget', KEYS[1], 'mode'))
+-- TIME before the first write: an ACL may deny it (it is only in @fast),
+-- and a denied command after a write would leave that write behind.
+local now = now_us()
 redis.call('del', KEYS[1])
 if KEYS[5] then
   info_drop(KEYS[5], nil, true)
 end
-phase_end(KEYS[4], KEYS[3], token)
+phase_end(KEYS[4], KEYS[3], token, now)
 notify(ARGV[1], KEYS[2], '1')
 return 1

@@ -97,10 +97,11 @@ local function phase_follow(lock, phase_key)
 end
 
 -- The hash was deleted: drop the phase and keep its token as the last one
--- (lib.lua's keep_token: until the server clock is 10 s past it).
-local function phase_end(phase_key, last_key, token)
+-- (lib.lua's keep_token: until the server clock is 10 s past it); now as
+-- keep_token takes it.
+local function phase_end(phase_key, last_key, token, now)
   redis.call('del', phase_key)
   if token then
-    keep_token(token, last_key)
+    keep_token(token, last_key, now)
   end
 end
