@@ -26,7 +26,10 @@ func init() {
 
 // New returns a Client over rc. It does no I/O and starts one goroutine (the
 // watchdog). The caller keeps owning rc: Close does not close it, and rc
-// must stay open until Close returns.
+// must stay open until Close returns. The contexts redisync passes to rc's
+// Do and DoMulti are valid for that call: a wrapper or hook of rc that keeps
+// one after the call returns (rueidis and rueidishook do not) may see it
+// serve a later call, since redisync reuses them.
 //
 // New panics if rc is nil or an option is out of range.
 func New(rc rueidis.Client, opts ...Option) *Client {

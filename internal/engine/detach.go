@@ -60,7 +60,9 @@ func (e *Engine) detach(ctx context.Context, watch, pooled bool) *detached {
 	} else {
 		d = new(detached)
 	}
+	d.mu.Lock()
 	d.e, d.parent, d.pooled = e, ctx, pooled
+	d.mu.Unlock()
 	d.refs.Store(1)
 	e.abandonMu.Lock()
 	if e.givenUp {
@@ -167,7 +169,9 @@ func (d *detached) release() {
 	if !reuse {
 		return
 	}
+	d.mu.Lock()
 	d.e, d.parent, d.ended, d.afters = nil, nil, false, d.afters[:0]
+	d.mu.Unlock()
 	detachedPool.Put(d)
 }
 
@@ -219,14 +223,23 @@ func (d *detached) Err() error {
 type causeKey struct{}
 
 // Value implements context.Context: the caller's values, as
-// context.WithoutCancel's.
+// context.WithoutCancel's, while its call lasts. A pooled one serves
+// another call once released, so a client that keeps a command's ctx past
+// the command's return (rueidis does not; redisync.New's doc asks the same
+// of any rueidis.Client given to it) sees nil, or a later call's values.
 func (d *detached) Value(key any) any {
 	if key == (causeKey{}) {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		return d.cause
 	}
-	return context.WithoutCancel(d.parent).Value(key)
+	d.mu.Lock()
+	parent := d.parent
+	d.mu.Unlock()
+	if parent == nil {
+		return nil // released: its call is over (see Value's doc)
+	}
+	return context.WithoutCancel(parent).Value(key)
 }
 
 // AfterFunc lets contexts derived from d (context.WithCancel and the like)
