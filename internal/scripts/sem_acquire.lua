@@ -44,7 +44,8 @@
 local redis, KEYS, ARGV, type = redis, KEYS, ARGV, type
 if not KEYS[6] and not ARGV[5] then
   -- The common path: one permit of a semaphore nobody holds or waits for.
-  -- EXISTS counts the semaphore's keys: none (a new semaphore, whose
+  -- EXISTS counts the semaphore's keys but the heartbeats (those of no
+  -- queued waiter are nobody's): none (a new semaphore, whose
   -- capacity is New's, a decimal from 1 to MaxPermits as Go checked it),
   -- or one that is its configuration (a capacity with no expiry, as
   -- sem_shape accepts, whose last token, if any, is a decimal in canonical
@@ -59,7 +60,7 @@ if not KEYS[6] and not ARGV[5] then
   -- the common acquire"). It calls no helper: anything else falls through
   -- to the rare paths, before any write, which check it all again and
   -- answer it.
-  local e = redis.call('exists', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+  local e = redis.call('exists', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
   local cap, last = e == 0 and ARGV[1], nil
   if e == 1 then
     local cfg = redis.pcall('hmget', KEYS[1], 'capacity', 'token')

@@ -24,13 +24,14 @@ if not KEYS[5] then
   -- eviction or a foreign write leaves the zset a permit the hash does not
   -- count, which this DEL then takes back, and its holder is told at its
   -- next renewal: docs/guarantees.md, "Semaphore: the common release"),
-  -- and EXISTS finds no queue: one DEL of both is the release, the one
-  -- write (no ACL check needed). It calls no helper: anything else falls
-  -- through to the rare paths, before any write.
+  -- and EXISTS finds no queue (heartbeats without one are no waiter's):
+  -- one DEL of both is the release, the one write (no ACL check needed).
+  -- It calls no helper: anything else falls through to the rare paths,
+  -- before any write.
   local v = redis.pcall('hmget', KEYS[2], ARGV[1], 'used')
   if v[1] and v[1] == v[2] then
     local expiry = redis.pcall('zscore', KEYS[1], ARGV[1])
-    if type(expiry) == 'string' and redis.call('exists', KEYS[3], KEYS[4]) == 0 then
+    if type(expiry) == 'string' and redis.call('exists', KEYS[3]) == 0 then
       local now = redis.call('time')
       if type(redis.pcall('del', KEYS[1], KEYS[2])) == 'number' then
         -- Expired when the expiry (ms) is not after now: expiry .. '000'
