@@ -96,11 +96,14 @@
 // capacity written by something else (one Lua could not hold exactly) makes
 // every method return redisync.ErrWrongKind, and the derived keys must be
 // of their type with an expiry. Nothing is written before every key has
-// been checked and every write command cleared with the ACL, but for one
-// case a Redis 7 selector can make (docs/guarantees.md, "Semaphore: ACL
-// checks of the common acquire"): an ACL that allows HSET on the
-// configuration and not on the permits hash leaves the configuration
-// written by an acquire that fails.
+// been checked, and a write the ACL denies leaves nothing written: the
+// rare paths clear every write command with the ACL first; the common
+// acquire (one permit of a semaphore nobody holds or waits for) clears the
+// DEL of the holders zset and permits hash, writes those two first and the
+// configuration last, and deletes the two again when a write is denied
+// (docs/guarantees.md, "Semaphore: ACL checks of the common acquire").
+// The waiter channel is no key of the scripts: they name it from the
+// queue's key, as the two differ only in their prefix.
 //
 // The holders zset and permits hash are always changed together and given
 // the same expiry, five leases after its last write (an acquire, or a
@@ -117,7 +120,10 @@
 // new head. Otherwise a waiting Acquire joins the queue (or heartbeats its
 // place) and gets a hint: the time until the first holder's lease runs out.
 // Release (sem_release.lua) removes the id (nothing if it is already gone),
-// and PUBLISHes "0" (SPUBLISH on a Cluster) on the first waiter's channel.
+// and PUBLISHes "0" (SPUBLISH on a Cluster) on the first waiter's channel;
+// the release of a permit the permits hash counts alone, with nobody
+// waiting, is one DEL of both keys (docs/guarantees.md, "Semaphore: the
+// common release").
 // The watchdog renews many permits with one sem_renew.lua per hash slot (a
 // ZADD XX GT CH each); a permit taken back once it expired is never
 // revived. A cancelled Acquire returns within

@@ -67,7 +67,7 @@ func (c *permitCalls) RenewTarget(token uint64) any {
 func (c *permitCalls) Acquire(ctx context.Context) (scripts.Acquired, error) {
 	p := (*Permit)(c)
 	s := p.s
-	res, err := scripts.SemAcquire(ctx, s.e.RC, &s.keys, s.capacity, p.n, p.id, s.leaseMs, s.horizonMs, p.waitMs, s.e.Publish)
+	res, err := scripts.SemAcquire(ctx, s.e.RC, &s.keys, s.capacity, p.n, p.id, s.horizonMs, p.waitMs, s.e.Publish)
 	if res.OK {
 		res.Count = 1 // one hold, whatever n: a Permit is released once
 	}

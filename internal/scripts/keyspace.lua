@@ -166,20 +166,22 @@ local function permitted(checks)
 end
 
 -- The semaphore scripts' checks before their first write: WRONGKIND for
--- a holders zset, permits hash, queue or heartbeat zset (KEYS[2..5]) of
+-- a holders zset, permits hash, queue or heartbeat zset (KEYS[h..h+3]: h
+-- is 2 after the configuration, 1 for the release, which has none) of
 -- another shape, or NOPERM for a write to them the ACL denies (what
 -- reclaiming, queueing, granting and releasing may write), and with config
--- for the configuration's HSETNX and HSET too; nil when all pass.
-local function sem_refusal(config)
-  local checks = {{'zadd', KEYS[2]}, {'zrem', KEYS[2]}, {'zremrangebyscore', KEYS[2]}, {'pexpire', KEYS[2]},
-    {'del', KEYS[2]}, {'hset', KEYS[3]}, {'hdel', KEYS[3]}, {'hincrby', KEYS[3]}, {'pexpire', KEYS[3]},
-    {'del', KEYS[3]}, {'zadd', KEYS[4]}, {'zrem', KEYS[4]}, {'pexpire', KEYS[4]}, {'zadd', KEYS[5]},
-    {'zrem', KEYS[5]}, {'zremrangebyscore', KEYS[5]}, {'pexpire', KEYS[5]}}
+-- for the configuration's (KEYS[1]) HSETNX and HSET too; nil when all pass.
+local function sem_refusal(h, config)
+  local holders, permits, queue, heartbeats = KEYS[h], KEYS[h + 1], KEYS[h + 2], KEYS[h + 3]
+  local checks = {{'zadd', holders}, {'zrem', holders}, {'zremrangebyscore', holders}, {'pexpire', holders},
+    {'del', holders}, {'hset', permits}, {'hdel', permits}, {'hincrby', permits}, {'pexpire', permits},
+    {'del', permits}, {'zadd', queue}, {'zrem', queue}, {'pexpire', queue}, {'zadd', heartbeats},
+    {'zrem', heartbeats}, {'zremrangebyscore', heartbeats}, {'pexpire', heartbeats}}
   if config then
     table.insert(checks, 1, {'hset', KEYS[1]})
     table.insert(checks, 1, {'hsetnx', KEYS[1]})
   end
-  return check_own({{2, 'zset'}, {3, 'hash'}, {4, 'zset'}, {5, 'zset'}}) or permitted(checks)
+  return check_own({{h, 'zset'}, {h + 1, 'hash'}, {h + 2, 'zset'}, {h + 3, 'zset'}}) or permitted(checks)
 end
 
 -- Holder metadata (redisync.HolderInfo): a hash beside the lock, in its

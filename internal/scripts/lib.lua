@@ -357,6 +357,14 @@ local function wake_head(queue, channel_prefix, publish)
   end
 end
 
+-- The waiter channel prefix of the semaphore whose queue zset is queue:
+-- keys.Derived names the two alike, "redisync_sem_queue:{H}:S" and
+-- "redisync_sem_channel:{H}:S", so the channel, no key, is no argument of
+-- the scripts (an argument costs Redis about 1.5k instructions).
+local function sem_channel(queue)
+  return 'redisync_sem_channel' .. string.sub(queue, 19)
+end
+
 -- Add owner to a wait queue at the tail, unless it already has a place, and
 -- heartbeat it: its place lapses at now_ms + wait unless refreshed. Both
 -- zsets live at least as long as the longest waiter's timeout.

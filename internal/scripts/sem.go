@@ -41,14 +41,29 @@ type SemKeys struct {
 	Permits    string // hash permit id -> count, "used"
 	Queue      string // zset waiting id -> arrival
 	Heartbeats string // zset waiting id -> deadline
-	Channel    string // waiter channel prefix
+	// Channel is the waiter channel prefix. It is no argument of the
+	// scripts: it is Queue with SemChannelPrefix for SemQueuePrefix
+	// (lib.lua's sem_channel), as keys.Derived names them.
+	Channel string
 	// Info and Holder: the holder-info hash (permit id -> who took it) and
 	// what an acquire records there, as in LockKeys.
 	Info, Holder string
 }
 
+// list is the scripts' KEYS but the release's: the configuration, the
+// holders, permits, queue and heartbeats, and the holder-info hash if any.
 func (k *SemKeys) list() []string {
-	keys := []string{k.Sem, k.Holders, k.Permits, k.Queue, k.Heartbeats, k.Channel}
+	keys := []string{k.Sem, k.Holders, k.Permits, k.Queue, k.Heartbeats}
+	if k.Info != "" {
+		keys = append(keys, k.Info)
+	}
+	return keys
+}
+
+// releaseList is sem_release.lua's KEYS: list without the configuration,
+// which a release never reads.
+func (k *SemKeys) releaseList() []string {
+	keys := []string{k.Holders, k.Permits, k.Queue, k.Heartbeats}
 	if k.Info != "" {
 		keys = append(keys, k.Info)
 	}
@@ -72,10 +87,11 @@ func SemHorizonMs(leaseMs string) string {
 }
 
 // SemAcquire runs sem_acquire.lua; waiterTimeoutMs "0" makes one attempt
-// without queueing; horizonMs is SemHorizonMs(leaseMs). Acquired.Count is
-// n when granted.
-func SemAcquire(ctx context.Context, c rueidis.Client, k *SemKeys, capacity string, n int, id, leaseMs, horizonMs, waiterTimeoutMs, publish string) (Acquired, error) {
-	args := trimDefaults([]string{capacity, strconv.Itoa(n), id, leaseMs, horizonMs, waiterTimeoutMs, publish, ""}, 5, "0", "publish", "")
+// without queueing; horizonMs is SemHorizonMs of the lease (the script
+// takes the lease as a SemHorizon-th of it). Acquired.Count is n when
+// granted.
+func SemAcquire(ctx context.Context, c rueidis.Client, k *SemKeys, capacity string, n int, id, horizonMs, waiterTimeoutMs, publish string) (Acquired, error) {
+	args := trimDefaults([]string{capacity, id, horizonMs, waiterTimeoutMs, strconv.Itoa(n), publish, ""}, 3, "0", "1", "publish", "")
 	res, err := parseAcquired(semAcquire.Exec(ctx, c, k.Unrecorded().list(), args))
 	if res.OK && res.Count == 1 { // the common path's reply, for one permit
 		res.Count = int64(n)
@@ -92,7 +108,7 @@ const (
 
 // SemRelease runs sem_release.lua.
 func SemRelease(ctx context.Context, c rueidis.Client, k *SemKeys, id, publish string) (int64, error) {
-	return semRelease.Exec(ctx, c, k.list(), trimDefaults([]string{id, publish}, 1, "publish")).AsInt64()
+	return semRelease.Exec(ctx, c, k.releaseList(), trimDefaults([]string{id, publish}, 1, "publish")).AsInt64()
 }
 
 // SemHolder is one acquisition in a SemState.

@@ -3,8 +3,8 @@
 -- Runs with lib.lua prepended.
 --
 -- KEYS     as sem_acquire.lua (1 semaphore hash, 2 holders, 3 permits,
---          4 queue, 5 heartbeats, 6 waiter channel prefix, 7 holder-info
---          hash, optional: deleted with the holders)
+--          4 queue, 5 heartbeats, 6 holder-info hash, optional: deleted
+--          with the holders)
 -- ARGV[1]  "publish" or "spublish"
 --
 -- Reply: the number of permits that were held. Their holders find out at
@@ -17,7 +17,7 @@ do
   if shape ~= 'none' and shape ~= 'semaphore' then
     return wrong_kind(1, shape)
   end
-  local refusal = sem_refusal(false)
+  local refusal = sem_refusal(2, false)
   if refusal then
     return refusal
   end
@@ -27,9 +27,9 @@ local used = tonumber(redis.call('hget', KEYS[3], 'used') or '0') or 0
 -- and a denied command after a write would leave that write behind.
 local now_ms = math.floor(now_us() / 1000)
 redis.call('del', KEYS[2], KEYS[3])
-if KEYS[7] then
-  info_drop(KEYS[7], nil, true)
+if KEYS[6] then
+  info_drop(KEYS[6], nil, true)
 end
 drop_dead_waiters(KEYS[4], KEYS[5], now_ms)
-wake_head(KEYS[4], KEYS[6], ARGV[1])
+wake_head(KEYS[4], sem_channel(KEYS[4]), ARGV[1])
 return used

@@ -35,7 +35,7 @@ func semRenewOnce(t *testing.T, rc rueidis.Client, leaseMs string, it *RenewItem
 
 func semAcquired(t *testing.T, rc rueidis.Client, k *SemKeys, id, leaseMs string) *RenewItem {
 	t.Helper()
-	got, err := SemAcquire(context.Background(), rc, k, "3", 1, id, leaseMs, SemHorizonMs(leaseMs), "0", "publish")
+	got, err := SemAcquire(context.Background(), rc, k, "3", 1, id, SemHorizonMs(leaseMs), "0", "publish")
 	require.NoError(t, err)
 	require.True(t, got.OK)
 	return &RenewItem{Key: k.Holders, Owner: id}
