@@ -28,7 +28,7 @@ func TestSemScriptsAcrossADigitBoundaryOfTheServerClock(t *testing.T) {
 	// before sets the server's clock to lead before the boundary.
 	before := func(lead time.Duration) { clock.Set(boundary.Add(-lead).Sub(time.Now())) }
 	token := func(k *SemKeys, id, leaseMs string) uint64 {
-		got, err := SemAcquire(ctx, rc, k, "3", 1, id, leaseMs, SemHorizonMs(leaseMs), "0", "publish")
+		got, err := SemAcquire(ctx, rc, k, "3", 1, id, SemHorizonMs(leaseMs), "0", "publish")
 		require.NoError(t, err)
 		require.True(t, got.OK)
 		return got.Token
@@ -113,7 +113,7 @@ func TestSemPermitThroughAServerClockStepBack(t *testing.T) {
 	ctx := context.Background()
 	const lease = 600
 	k := semTestKeys("step:back")
-	first, err := SemAcquire(ctx, rc, k, "3", 1, "p1", strconv.Itoa(lease), SemHorizonMs(strconv.Itoa(lease)), "0", "publish")
+	first, err := SemAcquire(ctx, rc, k, "3", 1, "p1", SemHorizonMs(strconv.Itoa(lease)), "0", "publish")
 	require.NoError(t, err)
 	require.True(t, first.OK)
 	it := &RenewItem{Key: k.Holders, Owner: "p1"}
@@ -125,7 +125,7 @@ func TestSemPermitThroughAServerClockStepBack(t *testing.T) {
 		assert.GreaterOrEqual(t, pttl(t, rc, k.Holders), left, "the holders zset outlives the permit")
 		assert.GreaterOrEqual(t, pttl(t, rc, k.Permits), left, "the permits hash outlives the permit")
 	}
-	second, err := SemAcquire(ctx, rc, k, "3", 1, "p2", strconv.Itoa(lease), SemHorizonMs(strconv.Itoa(lease)), "0", "publish")
+	second, err := SemAcquire(ctx, rc, k, "3", 1, "p2", SemHorizonMs(strconv.Itoa(lease)), "0", "publish")
 	require.NoError(t, err)
 	require.True(t, second.OK)
 	assert.Greater(t, second.Token, first.Token, "a token issued again after the step back")
