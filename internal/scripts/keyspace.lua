@@ -176,10 +176,16 @@ local function sem_refusal(h, config)
   local checks = {{'zadd', holders}, {'zrem', holders}, {'zremrangebyscore', holders}, {'pexpire', holders},
     {'del', holders}, {'hset', permits}, {'hdel', permits}, {'hincrby', permits}, {'pexpire', permits},
     {'del', permits}, {'zadd', queue}, {'zrem', queue}, {'pexpire', queue}, {'zadd', heartbeats},
-    {'zrem', heartbeats}, {'zremrangebyscore', heartbeats}, {'pexpire', heartbeats}}
+    {'zrem', heartbeats}, {'zremrangebyscore', heartbeats}, {'pexpire', heartbeats},
+    -- and the reads that come after the first write (reclaiming, the
+    -- expiry kept at least, the queue's head): a denied one would leave
+    -- that write behind
+    {'zrangebyscore', holders}, {'zrangebyscore', heartbeats}, {'zrange', holders}, {'zrange', queue},
+    {'zcard', queue}, {'hget', permits}, {'pttl', holders}, {'pttl', permits}}
   if config then
     table.insert(checks, 1, {'hset', KEYS[1]})
     table.insert(checks, 1, {'hsetnx', KEYS[1]})
+    table.insert(checks, 1, {'hget', KEYS[1]})
   end
   return check_own({{h, 'zset'}, {h + 1, 'hash'}, {h + 2, 'zset'}, {h + 3, 'zset'}}) or permitted(checks)
 end
