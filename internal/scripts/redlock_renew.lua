@@ -7,7 +7,8 @@
 -- ARGV[2i]     owner id of hold i
 -- ARGV[2i+1]   unused ("0"): the value is the owner id alone
 --
--- Reply: array with 1 for each hold extended and 0 for each hold gone. A
+-- Reply: a string with a byte per hold, "1" for each hold extended and "0"
+-- for each hold gone (as rlock_renew.lua). A
 -- lock is never re-created: a node that lost the key, for example by
 -- restarting, does not count for that hold any more. GET goes through
 -- pcall: a key that is not a string (overwritten with another type) is not
@@ -19,9 +20,9 @@ for i = 1, #KEYS do
   local key = KEYS[i]
   if redis.pcall('get', key) == ARGV[2 * i] then
     redis.call('pexpire', key, lease)
-    alive[i] = 1
+    alive[i] = '1'
   else
-    alive[i] = 0
+    alive[i] = '0'
   end
 end
-return alive
+return table.concat(alive)

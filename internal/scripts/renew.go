@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/redis/rueidis"
@@ -190,10 +191,13 @@ func (s *RenewScript) args(leaseMs string, n int, item func(int) *RenewItem) *ar
 }
 
 // ParseRenew reads a renewal reply of s for the batch of n holds that
-// item(i) names: alive[i] for hold i. A live hold's entry is 1, or, for a
-// script that reports expiries, its new expiry, which is kept in the item
-// for its next renewal (holds renewed in one call share it: one string per
-// distinct value).
+// item(i) names: alive[i] for hold i. A reply is one string with a byte
+// per hold, '1' for a live hold and '0' for a gone one (see
+// rlock_renew.lua): one message to parse however many holds the batch
+// has. A script that reports expiries replies with the batch's expiry
+// before those bytes, and the rare other expiries after them (see
+// parseExpiries); the expiry is kept in the item for its next renewal
+// (holds renewed in one call share one string).
 func (s *RenewScript) ParseRenew(res rueidis.RedisResult, n int, item func(int) *RenewItem) ([]bool, error) {
 	return s.ParseRenewInto(nil, res, n, item)
 }
@@ -201,34 +205,66 @@ func (s *RenewScript) ParseRenew(res rueidis.RedisResult, n int, item func(int) 
 // ParseRenewInto is ParseRenew appending to into (a round reuses one
 // array for all its calls).
 func (s *RenewScript) ParseRenewInto(into []bool, res rueidis.RedisResult, n int, item func(int) *RenewItem) ([]bool, error) {
-	vals, err := res.ToArray() // the reply's own array: no copy
+	str, err := res.ToString() // the reply's own string: no copy
 	if err != nil {
 		return into, err
 	}
-	if len(vals) != n {
-		return into, fmt.Errorf("scripts: renewal reply has %d entries for %d holds", len(vals), n)
+	if s.expiry {
+		return parseExpiries(into, str, n, item)
+	}
+	if len(str) != n {
+		return into, fmt.Errorf("scripts: renewal reply has %d entries for %d holds", len(str), n)
 	}
 	alive := slices.Grow(into, n)
-	var last int64
-	var lastArg string
-	for i := range vals {
-		var v int64 // a nil entry counts as 0, as AsIntSlice reads it
-		if !vals[i].IsNil() {
-			if v, err = vals[i].AsInt64(); err != nil {
-				return into, err
-			}
-		}
-		if !s.expiry {
-			alive = append(alive, v == 1)
+	for i := range len(str) {
+		alive = append(alive, str[i] == '1')
+	}
+	return alive, nil
+}
+
+// parseExpiries reads the reply of a script that reports expiries
+// (sem_renew.lua): "<expiry> <flags>" and then " <other>" for each flag
+// '2', in order. Flag '1': the hold is live at <expiry>, the batch's;
+// '2': live at the next <other> (its expiry was already past the batch's);
+// '0': gone.
+func parseExpiries(into []bool, str string, n int, item func(int) *RenewItem) ([]bool, error) {
+	bad := func() ([]bool, error) {
+		return into, fmt.Errorf("scripts: renewal reply %.40q is not an expiry and %d holds", str, n)
+	}
+	sp := strings.IndexByte(str, ' ')
+	if sp <= 0 || len(str) < sp+1+n {
+		return bad()
+	}
+	flags, rest := str[sp+1:sp+1+n], str[sp+1+n:]
+	var batch string // the batch's expiry, copied once: items keep no reply alive
+	alive := slices.Grow(into, n)
+	for i := range n {
+		switch flags[i] {
+		case '0':
+			alive = append(alive, false)
 			continue
-		}
-		alive = append(alive, v > 0)
-		if v > 0 {
-			if v != last {
-				last, lastArg = v, strconv.FormatInt(v, 10)
+		case '1':
+			if batch == "" {
+				batch = strings.Clone(str[:sp])
 			}
-			item(i).expiryArg = lastArg
+			item(i).expiryArg = batch
+		case '2':
+			if len(rest) < 2 || rest[0] != ' ' {
+				return bad()
+			}
+			end := strings.IndexByte(rest[1:], ' ') + 1
+			if end == 0 {
+				end = len(rest)
+			}
+			item(i).expiryArg = strings.Clone(rest[1:end])
+			rest = rest[end:]
+		default:
+			return bad()
 		}
+		alive = append(alive, true)
+	}
+	if rest != "" {
+		return bad()
 	}
 	return alive, nil
 }

@@ -7,8 +7,10 @@
 --              "0" (none known: do not check it) its owner id (every
 --              argument costs the server a Lua string per call)
 --
--- Reply: array with 1 for each hold still owned (its PTTL is now at least the
--- lease) and 0 for each hold that is gone. A renewal never creates a key,
+-- Reply: a string with a byte per hold, "1" for each hold still owned (its
+-- PTTL is now at least the lease) and "0" for each hold that is gone (one
+-- bulk string costs the server and the client less than an array of n
+-- integers). A renewal never creates a key,
 -- never shortens a lease (PEXPIRE GT: a nested fixed hold may have set a
 -- longer one; a key without expiry is left alone), and never extends a later
 -- hold of the same owner (its token differs).
@@ -43,9 +45,9 @@ for i = 1, #KEYS do
   end
   if held then
     rcall('pexpire', key, lease, 'GT')
-    alive[i] = 1
+    alive[i] = '1'
   else
-    alive[i] = 0
+    alive[i] = '0'
   end
 end
-return alive
+return table.concat(alive)

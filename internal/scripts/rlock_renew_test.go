@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -47,4 +48,19 @@ func TestLockRenewJudgesEachHoldOfAMixedBatch(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, alive[i], pttl > 1000, "%s: extended", it.Key)
 	}
+}
+
+// TestParseRenewReadsAByteForEachHold: a renewal reply is a string with a
+// byte per hold ("1": live); one of another length than the batch, or an
+// array, fails the batch.
+func TestParseRenewReadsAByteForEachHold(t *testing.T) {
+	rc := redistest.Start(t).Client(t)
+	reply := func(lua string) rueidis.RedisResult { return redistest.Do(t, rc, "EVAL", lua, "0") }
+	alive, err := LockRenew.ParseRenew(reply("return '101'"), 3, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []bool{true, false, true}, alive)
+	_, err = LockRenew.ParseRenew(reply("return '101'"), 2, nil)
+	assert.Error(t, err, "a byte too many")
+	_, err = LockRenew.ParseRenew(reply("return {1, 0, 1}"), 3, nil)
+	assert.Error(t, err, "an array")
 }

@@ -14,8 +14,8 @@
 --              "{name}:<owner>:rwlock_timeout:1"; write hold: ""
 -- ARGV[4i+1]   the lock's phase key (rwlock_lib.lua), in its slot
 --
--- Reply: array with 1 for each hold still owned and 0 for each hold that is
--- gone. A hold is owned while the hash has "mode" and its field, and its
+-- Reply: a string with a byte per hold, "1" for each hold still owned and
+-- "0" for each hold that is gone (as rlock_renew.lua). A hold is owned while the hash has "mode" and its field, and its
 -- token is the phase's (a phase whose token we do not know — a Redisson
 -- client began it — is not held against the hold); a read hold also while
 -- every one of its per-hold timeout keys "<prefix>:1".."<prefix>:<count>"
@@ -127,11 +127,11 @@ for i = 1, #KEYS do
   end
   if ok and redis.call('pexpire', key, lease, 'GT') == 1 then
     redis.call('pexpire', phase, lease) -- the hash's expiry: the lease
-    alive[i] = 1
+    alive[i] = '1'
   elseif renew_rare(key, field, expect, first, phase) then
-    alive[i] = 1
+    alive[i] = '1'
   else
-    alive[i] = 0
+    alive[i] = '0'
   end
 end
-return alive
+return table.concat(alive)

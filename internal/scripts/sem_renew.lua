@@ -10,9 +10,13 @@
 -- ARGV[2i+3]   the permit's expiry (server ms) as this script last
 --              reported it, or "0" when unknown
 --
--- Reply: array with, for each permit still held, its expiry (server ms; at
--- least now + lease), and 0 for each permit whose lease ran out or that
--- is gone. A permit taken back is never revived: the permits of a holder
+-- Reply: for each permit still held, its expiry (server ms; at least now +
+-- lease), and 0 for each permit whose lease ran out or that is gone, as
+-- one string: "<expiry> <flags>", then " <other>" for each flag "2", in
+-- order. <expiry> is this call's new expiry; a permit's flag is "1" when
+-- it now expires then, "2" when at its <other> (an expiry already past
+-- the new one: the clock stepped back), "0" when gone (one bulk string
+-- costs the server and the client less than an array of n integers). A permit taken back is never revived: the permits of a holder
 -- past its expiry are taken back by the next script that reckons with the
 -- semaphore (an acquire, a read of its state), and may be handed out
 -- again; XX leaves them gone. After the server lost writes (a restart from
@@ -121,7 +125,7 @@ end
 
 redis.pcall('pexpire', KEYS[1], '0', 'GT')
 local pcall, byte, type = redis.pcall, string.byte, type
-local alive = {}
+local alive, others = {}, {}
 for i = 1, #KEYS do
   local key, j = KEYS[i], 2 * i + 2
   local id, known = ARGV[j], ARGV[j + 1]
@@ -150,6 +154,17 @@ for i = 1, #KEYS do
       raise(key, id)
     end
   end
-  alive[i] = reply
+  if reply == 0 then
+    alive[i] = '0'
+  elseif reply == expiry then
+    alive[i] = '1'
+  else
+    alive[i] = '2'
+    others[#others + 1] = string.format('%.0f', reply)
+  end
 end
-return alive
+local flags = expiry_arg .. ' ' .. table.concat(alive)
+if #others == 0 then
+  return flags
+end
+return flags .. ' ' .. table.concat(others, ' ')

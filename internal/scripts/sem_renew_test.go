@@ -141,6 +141,53 @@ func TestSemRenewNeverShortensAPermit(t *testing.T) {
 	assert.Equal(t, ahead, score(t, rc, k, "p1"))
 }
 
+// TestSemRenewReportsEachPermitOfABatch: in one batch, permits renewed to
+// the call's expiry, permits already past it (each its own expiry, in the
+// reply after the flags) and a released one are each reported as they
+// are, and each expiry is kept in its own item.
+func TestSemRenewReportsEachPermitOfABatch(t *testing.T) {
+	rc := redistest.Start(t).Client(t)
+	k := semTestKeys("renew:batch")
+	items := []*RenewItem{
+		semAcquired(t, rc, k, "p1", "1000"), semAcquired(t, rc, k, "p2", "1000"),
+		semAcquired(t, rc, k, "p3", "1000"),
+	}
+	gone := &RenewItem{Key: items[0].Key, Owner: "p4"} // never acquired
+	ahead := serverMs(t, rc) + 60000
+	redistest.Do(t, rc, "ZADD", k.Holders, strconv.FormatInt(ahead, 10), "p2", strconv.FormatInt(ahead+7, 10), "p3")
+	redistest.Do(t, rc, "PEXPIRE", k.Holders, "120000")
+	redistest.Do(t, rc, "PEXPIRE", k.Permits, "120000")
+	batch := []*RenewItem{items[1], items[0], gone, items[2]}
+	item := func(i int) *RenewItem { return batch[i] }
+	res := semRenewer.exec(context.Background(), rc, "1000", len(batch), item)
+	alive, err := semRenewer.ParseRenew(res, len(batch), item)
+	require.NoError(t, err)
+	assert.Equal(t, []bool{true, true, false, true}, alive)
+	assert.Equal(t, strconv.FormatInt(score(t, rc, k, "p1"), 10), items[0].expiryArg)
+	assert.Equal(t, strconv.FormatInt(ahead, 10), items[1].expiryArg)
+	assert.Equal(t, strconv.FormatInt(ahead+7, 10), items[2].expiryArg)
+	assert.Empty(t, gone.expiryArg)
+}
+
+// TestParseExpiriesRefusesAMalformedReply: a reply that does not carry a
+// flag for each hold and an expiry for each flag "2" fails the batch.
+func TestParseExpiriesRefusesAMalformedReply(t *testing.T) {
+	items := make([]RenewItem, 3)
+	item := func(i int) *RenewItem { return &items[i] }
+	alive, err := parseExpiries(nil, "1700000000000 120 1700000000009", 3, item)
+	require.NoError(t, err)
+	assert.Equal(t, []bool{true, true, false}, alive)
+	assert.Equal(t, []string{"1700000000000", "1700000000009", ""},
+		[]string{items[0].expiryArg, items[1].expiryArg, items[2].expiryArg})
+	for _, bad := range []string{
+		"", "1700000000000", " 111", "1700000000000 11", "1700000000000 112",
+		"1700000000000 113", "1700000000000 111 5", "1700000000000 112 ",
+	} {
+		_, err := parseExpiries(nil, bad, 3, item)
+		assert.Error(t, err, "%q", bad)
+	}
+}
+
 // TestSemRenewLeavesAForeignPermitsKeyAlone: when the permits key holds
 // something else (a list, a hash without this permit), the renewals that
 // raise the keys' expiry raise the holders zset's and leave that key's
