@@ -33,6 +33,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == childFlag {
 		os.Exit(child(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == rateChildFlag {
+		os.Exit(rateChild(os.Args[2:]))
+	}
 	quick := flag.Bool("quick", false, "a one-minute subset (fewer sizes, shorter runs)")
 	out := flag.String("out", ".", "directory for results.json and chart.svg")
 	cost := flag.Bool("cost", false, "the server-cost scenario alone: redis-server instructions per operation under callgrind (make cost)")

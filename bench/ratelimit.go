@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,9 +22,10 @@ import (
 
 // The rate-limit scenario (-ratelimit, issue 26): 64 goroutines in one
 // process ask one key for one event at a time at 1,000/s with a burst of
-// 100, for rateWindow, per library on a server of its own; the row is the
-// events admitted against the most the rate allows (1,000 × window + 100),
-// and the decisions per second. Then redisync's Wait: 64 waiters on one key
+// 100, for rateWindow, per library on a server of its own, then the same
+// from two processes at once; the row is the events admitted against the
+// most the rate allows (1,000 × window + 100), and the decisions per
+// second. Then redisync's Wait: 64 waiters on one key
 // at 1,000/s, each Wait's return time against the admission time its
 // reservation computed (how late a waiter is admitted: p50, p99).
 // (rueidislimiter, a fixed window on the client's clock, is not on the
@@ -35,22 +38,46 @@ const (
 // decider is one library's Allow of one event.
 type decider func(ctx context.Context) (bool, error)
 
-func rateAccuracy(name string, open func(addr string) (decider, func(), error)) error {
-	srv, err := redistest.StartMain()
-	if err != nil {
-		return err
-	}
-	defer srv.Kill()
-	allow, closeFn, err := open(srv.Addr())
-	if err != nil {
-		return err
-	}
-	defer closeFn()
-	var admitted, calls atomic.Int64
+// rateLib is one library of the rate-limit rows; a child process opens it
+// by name.
+type rateLib struct {
+	name string
+	open func(addr string) (decider, func(), error)
+}
+
+var rateLibs = []rateLib{
+	{"redisync ratelimit", func(addr string) (decider, func(), error) {
+		rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
+		if err != nil {
+			return nil, nil, err
+		}
+		c := redisync.New(rc)
+		l := ratelimit.New(c, "bench", ratelimit.PerSecond(rateLimit), rateBurst)
+		return func(ctx context.Context) (bool, error) {
+			res, err := l.Allow(ctx, "k")
+			return res.Allowed > 0, err
+		}, func() { c.Close(); rc.Close() }, nil
+	}},
+	{"go-redis/redis_rate v10", func(addr string) (decider, func(), error) {
+		rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: rateGoroutines})
+		l := redis_rate.NewLimiter(rdb)
+		limit := redis_rate.Limit{Rate: rateLimit, Burst: rateBurst, Period: time.Second}
+		return func(ctx context.Context) (bool, error) {
+			res, err := l.Allow(ctx, "k", limit)
+			if err != nil {
+				return false, err
+			}
+			return res.Allowed > 0, nil
+		}, func() { rdb.Close() }, nil
+	}},
+}
+
+// rateHammer runs rateGoroutines goroutines asking allow for one event at
+// a time until end: the events admitted and the decisions made.
+func rateHammer(allow decider, end time.Time) (admitted, calls int64, err error) {
+	var nAdmitted, nCalls atomic.Int64
 	var wg sync.WaitGroup
 	ctx := context.Background()
-	start := time.Now()
-	end := start.Add(rateWindow)
 	errc := make(chan error, rateGoroutines)
 	for range rateGoroutines {
 		wg.Add(1)
@@ -62,57 +89,115 @@ func rateAccuracy(name string, open func(addr string) (decider, func(), error)) 
 					errc <- err
 					return
 				}
-				calls.Add(1)
+				nCalls.Add(1)
 				if ok {
-					admitted.Add(1)
+					nAdmitted.Add(1)
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	took := time.Since(start)
 	close(errc)
-	if err := <-errc; err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+	return nAdmitted.Load(), nCalls.Load(), <-errc
+}
+
+// rateChildFlag makes the binary the second process of a two-process rate
+// row: it hammers the named library until the given end and prints
+// "<admitted> <decisions>".
+const rateChildFlag = "-rate-child"
+
+func rateChild(args []string) int {
+	if len(args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: -rate-child <library> <addr> <end, unix ns>")
+		return 2
 	}
-	most := float64(rateLimit)*took.Seconds() + rateBurst
-	fmt.Printf("| %s | %d | %.1f%% | %.0f |\n", name, admitted.Load(), 100*float64(admitted.Load())/most,
-		float64(calls.Load())/took.Seconds())
+	var endNs int64
+	if _, err := fmt.Sscan(args[2], &endNs); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	for _, lib := range rateLibs {
+		if lib.name != args[0] {
+			continue
+		}
+		allow, closeFn, err := lib.open(args[1])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer closeFn()
+		admitted, calls, err := rateHammer(allow, time.Unix(0, endNs))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		fmt.Println(admitted, calls)
+		return 0
+	}
+	fmt.Fprintln(os.Stderr, "unknown library", args[0])
+	return 2
+}
+
+// rateAccuracy is one row: lib's admitted events over rateWindow on a
+// server of its own, from procs processes (1 or 2) of rateGoroutines each.
+func rateAccuracy(lib rateLib, procs int) error {
+	srv, err := redistest.StartMain()
+	if err != nil {
+		return err
+	}
+	defer srv.Kill()
+	start := time.Now()
+	end := start.Add(rateWindow)
+	var cmd *exec.Cmd
+	var out strings.Builder
+	if procs == 2 {
+		self, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		cmd = exec.Command(self, rateChildFlag, lib.name, srv.Addr(), fmt.Sprint(end.UnixNano()))
+		cmd.Stdout, cmd.Stderr = &out, os.Stderr
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+	}
+	allow, closeFn, err := lib.open(srv.Addr())
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	admitted, calls, err := rateHammer(allow, end)
+	if cmd != nil {
+		if werr := cmd.Wait(); werr != nil && err == nil {
+			err = fmt.Errorf("child: %v", werr)
+		}
+		var a, c int64
+		if _, serr := fmt.Sscan(out.String(), &a, &c); serr != nil && err == nil {
+			err = fmt.Errorf("child output %q: %v", out.String(), serr)
+		}
+		admitted, calls = admitted+a, calls+c
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", lib.name, err)
+	}
+	took := time.Since(start)
+	most := float64(rateLimit)*rateWindow.Seconds() + rateBurst
+	fmt.Printf("| %s | %d × %d | %d | %.1f%% | %.0f |\n", lib.name, procs, rateGoroutines, admitted,
+		100*float64(admitted)/most, float64(calls)/took.Seconds())
 	return nil
 }
 
 func runRateLimit() error {
-	fmt.Printf("Measured %s, %d goroutines on one key at %d/s, burst %d, %v per library (`go run . -ratelimit`).\n\n",
-		time.Now().Format("2006-01-02"), rateGoroutines, rateLimit, rateBurst, rateWindow)
-	fmt.Println("| library | admitted | of rate × window + burst | decisions/s |")
-	fmt.Println("|---|---|---|---|")
-	if err := rateAccuracy("redisync ratelimit", func(addr string) (decider, func(), error) {
-		rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
-		if err != nil {
-			return nil, nil, err
-		}
-		c := redisync.New(rc)
-		l := ratelimit.New(c, "bench", ratelimit.PerSecond(rateLimit), rateBurst)
-		return func(ctx context.Context) (bool, error) {
-			res, err := l.Allow(ctx, "k")
-			return res.Allowed > 0, err
-		}, func() { c.Close(); rc.Close() }, nil
-	}); err != nil {
-		return err
-	}
-	if err := rateAccuracy("go-redis/redis_rate v10", func(addr string) (decider, func(), error) {
-		rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: rateGoroutines})
-		l := redis_rate.NewLimiter(rdb)
-		limit := redis_rate.Limit{Rate: rateLimit, Burst: rateBurst, Period: time.Second}
-		return func(ctx context.Context) (bool, error) {
-			res, err := l.Allow(ctx, "k", limit)
-			if err != nil {
-				return false, err
+	fmt.Printf("Measured %s, goroutines on one key at %d/s, burst %d, %v per row, each on a server of its own (`go run . -ratelimit`).\n\n",
+		time.Now().Format("2006-01-02"), rateLimit, rateBurst, rateWindow)
+	fmt.Println("| library | processes × goroutines | admitted | of rate × window + burst | decisions/s |")
+	fmt.Println("|---|---|---|---|---|")
+	for _, procs := range []int{1, 2} {
+		for _, lib := range rateLibs {
+			if err := rateAccuracy(lib, procs); err != nil {
+				return err
 			}
-			return res.Allowed > 0, nil
-		}, func() { rdb.Close() }, nil
-	}); err != nil {
-		return err
+		}
 	}
 	return waitLateness()
 }
