@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -37,14 +36,7 @@ func TestSemAcquireDeniedTimeLeavesNothingWritten(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
-			e.do(t, "ACL", "SETUSER", "sem-notime", "reset", "on", ">pw", "~*", "&*", "+@all", "-time")
-			t.Cleanup(func() { e.do(t, "ACL", "DELUSER", "sem-notime") })
-			rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, Username: "sem-notime", Password: "pw",
-				DisableCache: true, ForceSingleClient: true})
-			require.NoError(t, err)
-			defer rc.Close()
-			cl := redisync.New(rc, redisync.WithHolderInfo(c.info))
-			defer cl.Close()
+			cl := e.userClient(t, "sem-notime", []string{"~*", "&*", "+@all", "-time"}, redisync.WithHolderInfo(c.info))
 			ctx, cancel := context.WithTimeout(bg(), 10*time.Second)
 			defer cancel()
 			if c.other {
@@ -53,7 +45,7 @@ func TestSemAcquireDeniedTimeLeavesNothingWritten(t *testing.T) {
 				require.True(t, ok)
 			}
 			before := e.snapshot(t)
-			_, _, err = semaphore.New(cl, "acltime:sem", 3, semaphore.WithLease(time.Minute)).TryAcquire(ctx, c.n)
+			_, _, err := semaphore.New(cl, "acltime:sem", 3, semaphore.WithLease(time.Minute)).TryAcquire(ctx, c.n)
 			require.Error(t, err, "TIME is denied")
 			assert.Empty(t, diff(before, e.snapshot(t)), "the refused acquire changed Redis: %s", e.describe(t))
 		})
@@ -71,14 +63,7 @@ func TestSemAcquireDeniedTimeLeavesNothingWritten(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
-			e.do(t, "ACL", "SETUSER", "sem-notime", "reset", "on", ">pw", "~*", "&*", "+@all", "-time")
-			t.Cleanup(func() { e.do(t, "ACL", "DELUSER", "sem-notime") })
-			rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, Username: "sem-notime", Password: "pw",
-				DisableCache: true, ForceSingleClient: true})
-			require.NoError(t, err)
-			defer rc.Close()
-			cl := redisync.New(rc, redisync.WithHolderInfo(false))
-			defer cl.Close()
+			cl := e.userClient(t, "sem-notime", []string{"~*", "&*", "+@all", "-time"}, redisync.WithHolderInfo(false))
 			ctx, cancel := context.WithTimeout(bg(), 10*time.Second)
 			defer cancel()
 			if c.name == "force unlock" {
@@ -87,7 +72,7 @@ func TestSemAcquireDeniedTimeLeavesNothingWritten(t *testing.T) {
 				require.True(t, ok)
 			}
 			before := e.snapshot(t)
-			err = c.call(ctx, semaphore.New(cl, "acltime:sem", 3, semaphore.WithLease(time.Minute)))
+			err := c.call(ctx, semaphore.New(cl, "acltime:sem", 3, semaphore.WithLease(time.Minute)))
 			require.Error(t, err, "TIME is denied")
 			assert.Empty(t, diff(before, e.snapshot(t)), "the refused call changed Redis: %s", e.describe(t))
 		})
@@ -124,20 +109,13 @@ func TestForceUnlockDeniedTimeLeavesNothingWritten(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
-			e.do(t, "ACL", "SETUSER", "lock-notime", "reset", "on", ">pw", "~*", "&*", "+@all", "-time")
-			t.Cleanup(func() { e.do(t, "ACL", "DELUSER", "lock-notime") })
-			rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, Username: "lock-notime", Password: "pw",
-				DisableCache: true, ForceSingleClient: true})
-			require.NoError(t, err)
-			defer rc.Close()
-			cl := redisync.New(rc)
-			defer cl.Close()
+			cl := e.userClient(t, "lock-notime", []string{"~*", "&*", "+@all", "-time"})
 			ctx, cancel := context.WithTimeout(bg(), 10*time.Second)
 			defer cancel()
 			require.NoError(t, c.hold(ctx, e.c))
 			time.Sleep(100 * time.Millisecond) // its holder record written
 			before := e.snapshot(t)
-			err = c.force(ctx, cl)
+			err := c.force(ctx, cl)
 			require.Error(t, err, "TIME is denied")
 			assert.Empty(t, diff(before, e.snapshot(t)), "the refused force-unlock changed Redis: %s", e.describe(t))
 		})

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -39,14 +38,7 @@ func TestSemDeniedReadLeavesNothingWritten(t *testing.T) {
 				e := newEnv(t)
 				e.do(t, "FLUSHALL")
 				user := "sem-noread-" + cmd
-				e.do(t, "ACL", "SETUSER", user, "reset", "on", ">pw", "~*", "&*", "+@all", "-"+cmd)
-				t.Cleanup(func() { e.do(t, "ACL", "DELUSER", user) })
-				rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, Username: user, Password: "pw",
-					DisableCache: true, ForceSingleClient: true})
-				require.NoError(t, err)
-				defer rc.Close()
-				cl := redisync.New(rc, redisync.WithHolderInfo(false))
-				defer cl.Close()
+				cl := e.userClient(t, user, []string{"~*", "&*", "+@all", "-" + cmd}, redisync.WithHolderInfo(false))
 				ctx, cancel := context.WithTimeout(bg(), 10*time.Second)
 				defer cancel()
 				if c.other {

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -36,17 +35,10 @@ func TestSemAcquireUnderSelectorsThatSplitACommandsKeys(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
-			e.do(t, "ACL", "SETUSER", "sem-split", "reset", "on", ">pw", "~*", "&*", "+@all", c.deny, c.selector)
-			t.Cleanup(func() { e.do(t, "ACL", "DELUSER", "sem-split") })
-			rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, Username: "sem-split", Password: "pw",
-				DisableCache: true, ForceSingleClient: true})
-			require.NoError(t, err)
-			defer rc.Close()
-			cl := redisync.New(rc, redisync.WithHolderInfo(false))
-			defer cl.Close()
+			cl := e.userClient(t, "sem-split", []string{"~*", "&*", "+@all", c.deny, c.selector}, redisync.WithHolderInfo(false))
 			ctx, cancel := context.WithTimeout(bg(), 10*time.Second)
 			defer cancel()
-			_, err = semaphore.New(cl, "aclsel:sem", 1, semaphore.WithLease(time.Minute)).Acquire(ctx, 1)
+			_, err := semaphore.New(cl, "aclsel:sem", 1, semaphore.WithLease(time.Minute)).Acquire(ctx, 1)
 			require.Error(t, err, "a write is denied")
 			assert.Contains(t, err.Error(), "NOPERM")
 			assert.Empty(t, e.snapshot(t), "nothing written: %s", e.describe(t))

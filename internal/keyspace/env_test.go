@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"github.com/redisync/redisync"
@@ -152,4 +153,19 @@ func (e *env) describe(tb testing.TB) string {
 		fmt.Fprintf(&b, "\n  %q %s pttl=%d", k, typ, pttl)
 	}
 	return b.String()
+}
+
+// userClient is a Client over a connection of its own as user, whom the ACL
+// gives rules after "reset on >pw"; the Client, its connection and the user
+// go at the test's end.
+func (e *env) userClient(tb testing.TB, user string, rules []string, opts ...redisync.Option) *redisync.Client {
+	tb.Helper()
+	e.do(tb, append([]string{"ACL", "SETUSER", user, "reset", "on", ">pw"}, rules...)...)
+	tb.Cleanup(func() { e.do(tb, "ACL", "DELUSER", user) })
+	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, Username: user, Password: "pw",
+		DisableCache: true, ForceSingleClient: true})
+	require.NoError(tb, err)
+	cl := redisync.New(rc, opts...)
+	tb.Cleanup(func() { cl.Close(); rc.Close() })
+	return cl
 }
