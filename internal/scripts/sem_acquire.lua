@@ -84,7 +84,7 @@ if not KEYS[6] and not ARGV[5] then
     -- as a string of %d (Redis 7.0 prints a number argument with a
     -- printf of 17 digits, which costs more).
     if type(redis.pcall('hset', KEYS[3], id, '1', 'used', '1')) == 'number'
-        and type(redis.pcall('zadd', KEYS[2], string.format('%d', now_us / 1000 + horizon / 5), id)) == 'number'
+        and type(redis.pcall('zadd', KEYS[2], string.format('%d', now_us / 1000 + horizon / SEM_HORIZON), id)) == 'number'
         and type(redis.pcall('pexpire', KEYS[2], horizon)) == 'number'
         and type(redis.pcall('pexpire', KEYS[3], horizon)) == 'number'
         and type(e == 0 and redis.pcall('hset', KEYS[1], 'capacity', cap, 'token', t)
